@@ -1,0 +1,1028 @@
+//! The entry store: per-slot deadlines, the expiry wheel, eviction order,
+//! capacity accounting and a log of removals.
+//!
+//! The engine knows slots, not keys or values. Hosts (the native
+//! [`TtlCache`](crate::TtlCache) and the JS binding) keep their own key index
+//! and values and replay the removal log after each call. That split is what
+//! lets the JS side answer `get` from a JS `Map` and shared typed-array views
+//! of the `times` and `freq` columns, without crossing into wasm.
+
+use crate::clock::{finite_time, lifetime, Clock, NEVER};
+use crate::error::{Error, Result};
+use crate::list::{Links, List, NIL};
+use crate::policy::Policy;
+use crate::wheel::{Pop, Wheel};
+
+/// Why an entry left the cache, as `dispose` reports it.
+///
+/// ```
+/// assert_eq!(lapse::Reason::Expired.as_str(), "expired");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Reason {
+    /// Its deadline passed.
+    Expired = 0,
+    /// Capacity needed the room.
+    Evicted = 1,
+    /// `delete`, `hdel`, or an expiry set in the past.
+    Deleted = 2,
+    /// Overwritten by a write to the same key or field.
+    Replaced = 3,
+    /// `clear`.
+    Cleared = 4,
+}
+
+impl Reason {
+    /// The name the JS API uses.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Reason::Expired => "expired",
+            Reason::Evicted => "evicted",
+            Reason::Deleted => "deleted",
+            Reason::Replaced => "replaced",
+            Reason::Cleared => "cleared",
+        }
+    }
+
+    pub(crate) fn from_u8(v: u8) -> Reason {
+        match v {
+            0 => Reason::Expired,
+            1 => Reason::Evicted,
+            2 => Reason::Deleted,
+            3 => Reason::Replaced,
+            _ => Reason::Cleared,
+        }
+    }
+}
+
+/// A condition on an expiry change, as in Redis `EXPIRE`.
+///
+/// ```
+/// use lapse::{Cond, TtlCache};
+/// let mut c = TtlCache::new(0.0);
+/// c.set("k", 1, Default::default()).unwrap();
+/// assert!(!c.expire(&"k", 1000.0, Some(Cond::Xx)).unwrap()); // no deadline yet
+/// assert!(c.expire(&"k", 1000.0, Some(Cond::Nx)).unwrap());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Cond {
+    /// Only if the entry has no absolute deadline.
+    Nx,
+    /// Only if it has one.
+    Xx,
+    /// Only if the new deadline is later (no deadline counts as infinite).
+    Gt,
+    /// Only if the new deadline is earlier.
+    Lt,
+}
+
+impl Cond {
+    /// Parses `"NX"`, `"XX"`, `"GT"` or `"LT"`.
+    ///
+    /// ```
+    /// assert_eq!(lapse::Cond::parse("GT").unwrap(), lapse::Cond::Gt);
+    /// assert!(lapse::Cond::parse("gt").is_err());
+    /// ```
+    pub fn parse(s: &str) -> Result<Cond> {
+        match s {
+            "NX" => Ok(Cond::Nx),
+            "XX" => Ok(Cond::Xx),
+            "GT" => Ok(Cond::Gt),
+            "LT" => Ok(Cond::Lt),
+            _ => Err(Error::ty(
+                "cond",
+                format!("must be \"NX\", \"XX\", \"GT\" or \"LT\", got {s:?}"),
+            )),
+        }
+    }
+
+    fn holds(self, current: f64, new: f64) -> bool {
+        match self {
+            Cond::Nx => current == NEVER,
+            Cond::Xx => current != NEVER,
+            Cond::Gt => new > current,
+            Cond::Lt => new < current,
+        }
+    }
+}
+
+/// Cache-wide settings. `None` means "no limit" throughout.
+///
+/// ```
+/// let day = 86_400_000.0;
+/// let o = lapse::Options { ttl: Some(90.0 * day), idle: Some(30.0 * day), ..Default::default() };
+/// assert_eq!(o.sweep_budget, Some(1000));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Options {
+    /// Default absolute lifetime in ms.
+    pub ttl: Option<f64>,
+    /// Default idle window in ms.
+    pub idle: Option<f64>,
+    /// Most entries (plain entries plus hash fields) held at once.
+    pub max_entries: Option<u64>,
+    /// Most total size, as measured by the host's `sizeOf`.
+    pub max_bytes: Option<u64>,
+    /// Most entries one `tick` removes (default 1000). `Some(0)` makes `tick`
+    /// only move the clock; expired entries are still never served.
+    pub sweep_budget: Option<u64>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            ttl: None,
+            idle: None,
+            max_entries: None,
+            max_bytes: None,
+            sweep_budget: Some(1000),
+        }
+    }
+}
+
+impl Options {
+    pub(crate) fn validate(&self) -> Result<()> {
+        if let Some(t) = self.ttl {
+            lifetime("ttl", t)?;
+        }
+        if let Some(t) = self.idle {
+            lifetime("idle", t)?;
+        }
+        if self.max_entries == Some(0) {
+            return Err(Error::range(
+                "maxEntries",
+                "must be a positive integer or Infinity",
+            ));
+        }
+        if self.max_bytes == Some(0) {
+            return Err(Error::range(
+                "maxBytes",
+                "must be a positive integer or Infinity",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Per-write clock options. `None` takes the cache default;
+/// `Some(f64::INFINITY)` means no limit for this entry.
+///
+/// ```
+/// let w = lapse::Write { ttl: Some(5_000.0), ..Default::default() };
+/// assert!(w.idle.is_none() && !w.keep_ttl);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Write {
+    /// Absolute lifetime from now, in ms.
+    pub ttl: Option<f64>,
+    /// Idle window, in ms.
+    pub idle: Option<f64>,
+    /// Absolute deadline as a time; excludes `ttl`.
+    pub expire_at: Option<f64>,
+    /// Keep the live entry's deadlines; excludes the other three.
+    pub keep_ttl: bool,
+}
+
+/// The clocks of one slot. `#[repr(C)]` because JS reads them through a
+/// `Float64Array` as `[abs, last, idle]` triples.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(C)]
+pub(crate) struct Times {
+    /// Absolute deadline, or `NEVER`.
+    pub abs: f64,
+    /// Last access (write, `get`, `touch`).
+    pub last: f64,
+    /// Idle window, or `NEVER`.
+    pub idle: f64,
+}
+
+impl Times {
+    const EMPTY: Times = Times {
+        abs: NEVER,
+        last: 0.0,
+        idle: NEVER,
+    };
+
+    pub fn deadline(&self) -> f64 {
+        self.abs.min(self.last + self.idle)
+    }
+}
+
+/// Resolved clocks for a write.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Clocks {
+    pub abs: f64,
+    pub idle: f64,
+}
+
+impl Clocks {
+    pub const NONE: Clocks = Clocks {
+        abs: NEVER,
+        idle: NEVER,
+    };
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Kind {
+    Free = 0,
+    Plain = 1,
+    Hash = 2,
+    Field = 3,
+}
+
+/// Bits of a log record's flags word.
+pub(crate) const LOG_GHOST: u32 = 1 << 7;
+
+/// Counters the engine keeps; hosts add hits and misses.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counters {
+    /// Entries removed because a deadline passed (by sweeps or on access).
+    pub expired: u64,
+    /// Entries removed to make room.
+    pub evicted: u64,
+    /// Entries removed by `delete`, `hdel` or a past expiry.
+    pub deleted: u64,
+    /// Entries and fields written for the first time.
+    pub inserted: u64,
+    /// Writes to an existing entry or field.
+    pub updated: u64,
+    /// Calls to `tick`.
+    pub ticks: u64,
+    /// Entries removed by `tick` and `purge`.
+    pub swept: u64,
+    /// Wheel slots that fired early because an idle read moved the deadline.
+    pub rescheduled: u64,
+    /// Wheel slots moved to a finer level.
+    pub cascaded: u64,
+}
+
+pub(crate) struct Engine {
+    ttl: f64,
+    idle: f64,
+    max_entries: u64,
+    max_bytes: u64,
+    budget: u64,
+    clock: Clock,
+    origin: f64,
+    pub times: Vec<Times>,
+    kind: Vec<Kind>,
+    weight: Vec<u32>,
+    /// Field: its hash's slot. Hash: index into `hashes`. Plain: `NIL`.
+    family: Vec<u32>,
+    sib: Links,
+    hashes: Vec<List>,
+    hash_free: Vec<u32>,
+    wheel: Wheel,
+    pub policy: Policy,
+    free: Vec<u32>,
+    /// Plain entries + hash fields.
+    entries: u64,
+    /// Top-level keys: plain entries + hashes.
+    keys: u64,
+    bytes: u64,
+    /// Removal records, three words each: slot, flags (reason | kind << 4 |
+    /// ghost), parent slot or `NIL`.
+    pub log: Vec<u32>,
+    pub counters: Counters,
+}
+
+fn sat(v: Option<u64>) -> u64 {
+    v.unwrap_or(u64::MAX)
+}
+
+impl Engine {
+    pub fn new(opts: &Options, now: f64) -> Result<Engine> {
+        opts.validate()?;
+        let clock = Clock::new(now)?;
+        Ok(Engine {
+            ttl: opts.ttl.unwrap_or(NEVER),
+            idle: opts.idle.unwrap_or(NEVER),
+            max_entries: sat(opts.max_entries),
+            max_bytes: sat(opts.max_bytes),
+            budget: sat(opts.sweep_budget),
+            clock,
+            origin: now,
+            times: Vec::new(),
+            kind: Vec::new(),
+            weight: Vec::new(),
+            family: Vec::new(),
+            sib: Links::default(),
+            hashes: Vec::new(),
+            hash_free: Vec::new(),
+            wheel: Wheel::default(),
+            policy: Policy::default(),
+            free: Vec::new(),
+            entries: 0,
+            keys: 0,
+            bytes: 0,
+            log: Vec::new(),
+            counters: Counters::default(),
+        })
+    }
+
+    pub fn options(&self) -> Options {
+        let opt = |v: u64| (v != u64::MAX).then_some(v);
+        let lim = |v: f64| (v != NEVER).then_some(v);
+        Options {
+            ttl: lim(self.ttl),
+            idle: lim(self.idle),
+            max_entries: opt(self.max_entries),
+            max_bytes: opt(self.max_bytes),
+            sweep_budget: opt(self.budget),
+        }
+    }
+
+    pub fn now(&self) -> f64 {
+        self.clock.now()
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.times.len()
+    }
+
+    pub fn keys(&self) -> u64 {
+        self.keys
+    }
+
+    pub fn entries(&self) -> u64 {
+        self.entries
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    pub fn scheduled(&self) -> usize {
+        self.wheel.len()
+    }
+
+    pub fn small_len(&self) -> u32 {
+        self.policy.small_len()
+    }
+
+    pub fn memory(&self) -> usize {
+        self.times.capacity() * std::mem::size_of::<Times>()
+            + self.kind.capacity()
+            + self.weight.capacity() * 4
+            + self.family.capacity() * 4
+            + self.sib.memory()
+            + self.hashes.capacity() * std::mem::size_of::<List>()
+            + self.wheel.memory()
+            + self.policy.memory()
+            + self.free.capacity() * 4
+            + self.log.capacity() * 4
+    }
+
+    // ---- time -------------------------------------------------------------
+
+    /// The wheel tick at which a deadline `d` is certainly past.
+    fn tick_ceil(&self, d: f64) -> u64 {
+        let x = (d - self.origin).ceil();
+        if x <= 0.0 {
+            0
+        } else if x >= 1.8e19 {
+            u64::MAX
+        } else {
+            x as u64
+        }
+    }
+
+    fn tick_floor(&self, t: f64) -> u64 {
+        let x = (t - self.origin).floor();
+        if x <= 0.0 {
+            0
+        } else if x >= 1.8e19 {
+            u64::MAX
+        } else {
+            x as u64
+        }
+    }
+
+    pub fn advance(&mut self, now: f64) -> Result<()> {
+        self.clock.advance(now)
+    }
+
+    /// Moves the clock and sweeps one budget's worth of expired entries.
+    pub fn tick(&mut self, now: f64) -> Result<u64> {
+        self.clock.advance(now)?;
+        self.counters.ticks += 1;
+        Ok(self.sweep(self.budget, None))
+    }
+
+    /// Removes every expired entry.
+    pub fn purge(&mut self) -> u64 {
+        self.sweep(u64::MAX, None)
+    }
+
+    /// Pops due wheel slots, removing expired ones, until `budget` entries are
+    /// gone, nothing more is due, or (with `fit`) the cache has room for
+    /// `fit = (entries, bytes)` more. Work beyond removals (cascades and lazy
+    /// idle reschedules) is capped at a multiple of the budget so that one
+    /// tick's pause stays bounded; the wheel resumes where it stopped.
+    fn sweep(&mut self, budget: u64, fit: Option<(u64, u64)>) -> u64 {
+        let limit = self.tick_floor(self.now());
+        let work_cap = budget.saturating_mul(4).saturating_add(64);
+        let (mut removed, mut work) = (0u64, 0u64);
+        while removed < budget && work < work_cap {
+            if let Some((e, b)) = fit {
+                if !self.over(e, b) {
+                    break;
+                }
+            }
+            work += 1;
+            match self.wheel.pop(limit) {
+                None => break,
+                Some(Pop::Cascade(s)) => {
+                    self.counters.cascaded += 1;
+                    self.schedule(s);
+                }
+                Some(Pop::Due(s)) => {
+                    let i = s as usize;
+                    if self.times[i].deadline() > self.now() {
+                        self.counters.rescheduled += 1;
+                        self.schedule(s);
+                    } else if self.kind[i] == Kind::Hash {
+                        removed += self.expire_hash_fields(s, budget - removed);
+                    } else {
+                        removed += self.remove(s, Reason::Expired);
+                    }
+                }
+            }
+        }
+        self.counters.swept += removed;
+        removed
+    }
+
+    /// Removes up to `room` fields of an expired hash; the last one takes the
+    /// key with it. A hash with more fields than the budget is finished over
+    /// the next ticks (reads already treat all of it as gone).
+    fn expire_hash_fields(&mut self, h: u32, room: u64) -> u64 {
+        let hid = self.family[h as usize] as usize;
+        let mut n = 0;
+        while n < room {
+            let f = self.hashes[hid].head;
+            let last = self.hashes[hid].len == 1;
+            n += self.remove(f, Reason::Expired);
+            if last {
+                return n;
+            }
+        }
+        let now = self.tick_floor(self.now());
+        self.wheel.schedule(h, now);
+        n
+    }
+
+    /// Puts an unscheduled slot in the wheel at its current deadline.
+    fn schedule(&mut self, s: u32) {
+        let d = self.times[s as usize].deadline();
+        if d != NEVER {
+            let t = self.tick_ceil(d);
+            self.wheel.schedule(s, t);
+        }
+    }
+
+    fn reschedule(&mut self, s: u32) {
+        self.wheel.cancel(s);
+        self.schedule(s);
+    }
+
+    // ---- reads ------------------------------------------------------------
+
+    pub fn kind(&self, s: u32) -> Kind {
+        self.kind[s as usize]
+    }
+
+    pub fn parent(&self, s: u32) -> u32 {
+        self.family[s as usize]
+    }
+
+    fn own_live(&self, s: u32) -> bool {
+        self.times[s as usize].deadline() > self.now()
+    }
+
+    /// Live: its own deadline, and for a field its hash's too, is in the future.
+    pub fn is_live(&self, s: u32) -> bool {
+        match self.kind[s as usize] {
+            Kind::Free => false,
+            Kind::Field => self.own_live(s) && self.own_live(self.family[s as usize]),
+            _ => self.own_live(s),
+        }
+    }
+
+    /// A read that restarts idle windows (`get`, `hget`, `touch`): the field's
+    /// and its hash's. No wheel work: a moved deadline is found when its old
+    /// wheel slot fires.
+    pub fn read(&mut self, s: u32) {
+        let now = self.now();
+        self.times[s as usize].last = now;
+        if self.kind[s as usize] == Kind::Field {
+            let h = self.family[s as usize];
+            self.times[h as usize].last = now;
+            self.policy.hit(h);
+        } else {
+            self.policy.hit(s);
+        }
+    }
+
+    /// Time left to the earliest deadline; for a field, its hash's counts too.
+    pub fn ttl(&self, s: u32) -> f64 {
+        let mut d = self.times[s as usize].deadline();
+        if self.kind[s as usize] == Kind::Field {
+            d = d.min(self.times[self.family[s as usize] as usize].deadline());
+        }
+        if d == NEVER {
+            NEVER
+        } else {
+            d - self.now()
+        }
+    }
+
+    pub fn times(&self, s: u32) -> Times {
+        self.times[s as usize]
+    }
+
+    pub fn weight(&self, s: u32) -> u32 {
+        self.weight[s as usize]
+    }
+
+    /// A hash's live-or-not fields, in no particular order.
+    pub fn fields(&self, h: u32) -> impl Iterator<Item = u32> + '_ {
+        let hid = self.family[h as usize] as usize;
+        let mut s = self.hashes[hid].head;
+        std::iter::from_fn(move || {
+            if s == NIL {
+                return None;
+            }
+            let cur = s;
+            s = self.sib.next(s);
+            Some(cur)
+        })
+    }
+
+    pub fn field_count(&self, h: u32) -> u32 {
+        self.hashes[self.family[h as usize] as usize].len
+    }
+
+    /// Slots in use, in slot order.
+    pub fn occupied(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.kind.len() as u32).filter(move |&s| self.kind[s as usize] != Kind::Free)
+    }
+
+    // ---- writes -----------------------------------------------------------
+
+    /// Turns per-write options into deadlines, validating everything.
+    pub fn resolve(&self, w: &Write) -> Result<Clocks> {
+        if w.keep_ttl && (w.ttl.is_some() || w.idle.is_some() || w.expire_at.is_some()) {
+            return Err(Error::ty(
+                "keepTtl",
+                "cannot be combined with ttl, idle or expireAt",
+            ));
+        }
+        if w.ttl.is_some() && w.expire_at.is_some() {
+            return Err(Error::ty("expireAt", "cannot be combined with ttl"));
+        }
+        let idle = match w.idle {
+            Some(v) => lifetime("idle", v)?,
+            None => self.idle,
+        };
+        let abs = match (w.expire_at, w.ttl) {
+            (Some(t), _) => finite_time("expireAt", t)?,
+            (None, Some(v)) => self.now() + lifetime("ttl", v)?,
+            (None, None) => self.now() + self.ttl,
+        };
+        Ok(Clocks { abs, idle })
+    }
+
+    pub fn clocks_live(&self, c: &Clocks) -> bool {
+        c.abs > self.now() && self.now() + c.idle > self.now()
+    }
+
+    fn over(&self, extra_entries: u64, extra_bytes: u64) -> bool {
+        self.entries.saturating_add(extra_entries) > self.max_entries
+            || self.bytes.saturating_add(extra_bytes) > self.max_bytes
+    }
+
+    /// Fails if `weight` can never fit, whatever is evicted. `within` is the
+    /// hash a field goes into: it is never evicted for its own field, so its
+    /// other fields count against the bounds.
+    pub fn check_fits(
+        &self,
+        weight: u32,
+        within: Option<u32>,
+        replacing: Option<u32>,
+    ) -> Result<()> {
+        let w = u64::from(weight);
+        let old = replacing.map_or(0, |s| u64::from(self.weight[s as usize]));
+        let (mut e, mut b) = (u64::from(replacing.is_none()), w);
+        if let Some(h) = within {
+            e += u64::from(self.field_count(h));
+            b += u64::from(self.weight[h as usize]) - old;
+        }
+        if b > self.max_bytes {
+            return Err(Error::range(
+                "sizeOf",
+                format!("size {weight} can never fit in maxBytes {}", self.max_bytes),
+            ));
+        }
+        if e > self.max_entries {
+            return Err(Error::range(
+                "field",
+                format!(
+                    "the hash would hold more fields than maxEntries {}",
+                    self.max_entries
+                ),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Makes room for `entries`/`bytes` more: expired entries first, then
+    /// live ones in eviction order, never `keep`.
+    fn make_room(&mut self, entries: u64, bytes: u64, keep: Option<u32>) {
+        if !self.over(entries, bytes) {
+            return;
+        }
+        self.sweep(u64::MAX, Some((entries, bytes)));
+        while self.over(entries, bytes) {
+            let Some(v) = self.policy.evict(keep) else {
+                break;
+            };
+            let reason = if self.own_live(v.slot) {
+                Reason::Evicted
+            } else {
+                Reason::Expired
+            };
+            let start = self.log.len();
+            self.remove(v.slot, reason);
+            if v.ghost && reason == Reason::Evicted {
+                // The key's own record is the last one `remove` wrote.
+                let last = self.log.len() - 3;
+                debug_assert!(last >= start);
+                self.log[last + 1] |= LOG_GHOST;
+            }
+        }
+    }
+
+    fn alloc(&mut self, kind: Kind) -> u32 {
+        let s = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                let s = self.times.len();
+                let cap = (s * 2).max(64);
+                self.times.resize(cap, Times::EMPTY);
+                self.kind.resize(cap, Kind::Free);
+                self.weight.resize(cap, 0);
+                self.family.resize(cap, NIL);
+                self.sib.grow(cap);
+                self.wheel.grow(cap);
+                self.policy.grow(cap);
+                // Hand out low slots first so JS arrays stay dense.
+                self.free.extend((s as u32 + 1..cap as u32).rev());
+                s as u32
+            }
+        };
+        self.kind[s as usize] = kind;
+        s
+    }
+
+    fn set_clocks(&mut self, s: u32, c: Clocks) {
+        self.times[s as usize] = Times {
+            abs: c.abs,
+            last: self.now(),
+            idle: c.idle,
+        };
+        self.reschedule(s);
+    }
+
+    /// Writes a new top-level key. Clocks must be live (the host deletes
+    /// instead); `check_fits` must have passed.
+    pub fn insert(&mut self, kind: Kind, c: Clocks, weight: u32, to_main: bool) -> u32 {
+        debug_assert!(matches!(kind, Kind::Plain | Kind::Hash));
+        self.make_room(u64::from(kind == Kind::Plain), u64::from(weight), None);
+        let s = self.alloc(kind);
+        let i = s as usize;
+        self.weight[i] = weight;
+        if kind == Kind::Hash {
+            let hid = match self.hash_free.pop() {
+                Some(h) => h,
+                None => {
+                    self.hashes.push(List::default());
+                    self.hashes.len() as u32 - 1
+                }
+            };
+            self.family[i] = hid;
+        } else {
+            self.family[i] = NIL;
+            self.entries += 1;
+            self.counters.inserted += 1;
+        }
+        self.bytes += u64::from(weight);
+        self.keys += 1;
+        self.policy.insert(s, to_main);
+        self.set_clocks(s, c);
+        s
+    }
+
+    /// Adds a field to hash `h`.
+    pub fn insert_field(&mut self, h: u32, c: Clocks, weight: u32) -> u32 {
+        self.make_room(1, u64::from(weight), Some(h));
+        let s = self.alloc(Kind::Field);
+        let i = s as usize;
+        self.weight[i] = weight;
+        self.family[i] = h;
+        let hid = self.family[h as usize] as usize;
+        self.sib.push_front(&mut self.hashes[hid], s);
+        self.weight[h as usize] += weight;
+        self.entries += 1;
+        self.bytes += u64::from(weight);
+        self.counters.inserted += 1;
+        self.set_clocks(s, c);
+        self.policy.hit(h);
+        s
+    }
+
+    /// Overwrites a live plain entry or field; `None` keeps its clocks.
+    pub fn overwrite(&mut self, s: u32, c: Option<Clocks>, weight: u32) {
+        let i = s as usize;
+        let old = self.weight[i];
+        let owner = if self.kind[i] == Kind::Field {
+            self.family[i]
+        } else {
+            s
+        };
+        if weight > old {
+            self.make_room(0, u64::from(weight - old), Some(owner));
+        }
+        self.weight[i] = weight;
+        if owner != s {
+            self.weight[owner as usize] = self.weight[owner as usize] - old + weight;
+        }
+        self.bytes = self.bytes - u64::from(old) + u64::from(weight);
+        self.counters.updated += 1;
+        if let Some(c) = c {
+            self.set_clocks(s, c);
+        }
+        self.policy.hit(owner);
+    }
+
+    /// Sets the absolute deadline, subject to `cond`. A deadline not in the
+    /// future deletes. Returns whether anything changed.
+    pub fn expire_at(&mut self, s: u32, at: f64, cond: Option<Cond>) -> bool {
+        let i = s as usize;
+        if let Some(c) = cond {
+            if !c.holds(self.times[i].abs, at) {
+                return false;
+            }
+        }
+        if at <= self.now() {
+            self.remove(s, Reason::Deleted);
+        } else {
+            self.times[i].abs = at;
+            self.reschedule(s);
+        }
+        true
+    }
+
+    /// Drops both clocks; true if there was one.
+    pub fn persist(&mut self, s: u32) -> bool {
+        let t = &mut self.times[s as usize];
+        let had = t.abs != NEVER || t.idle != NEVER;
+        t.abs = NEVER;
+        t.idle = NEVER;
+        self.wheel.cancel(s);
+        had
+    }
+
+    // ---- removal ----------------------------------------------------------
+
+    fn log(&mut self, s: u32, reason: Reason, kind: Kind, parent: u32) {
+        self.log
+            .extend_from_slice(&[s, reason as u32 | (kind as u32) << 4, parent]);
+    }
+
+    fn count(&mut self, reason: Reason, n: u64) {
+        match reason {
+            Reason::Expired => self.counters.expired += n,
+            Reason::Evicted => self.counters.evicted += n,
+            Reason::Deleted => self.counters.deleted += n,
+            Reason::Replaced | Reason::Cleared => {}
+        }
+    }
+
+    fn release(&mut self, s: u32) {
+        let i = s as usize;
+        self.wheel.cancel(s);
+        self.times[i] = Times::EMPTY;
+        self.kind[i] = Kind::Free;
+        self.weight[i] = 0;
+        self.family[i] = NIL;
+        self.free.push(s);
+    }
+
+    /// Removes a slot and everything it owns, logging each record. Returns
+    /// the number of entries (plain entries and fields) removed.
+    pub fn remove(&mut self, s: u32, reason: Reason) -> u64 {
+        let i = s as usize;
+        match self.kind[i] {
+            Kind::Free => 0,
+            Kind::Plain => {
+                self.policy.remove(s);
+                self.log(s, reason, Kind::Plain, NIL);
+                self.bytes -= u64::from(self.weight[i]);
+                self.entries -= 1;
+                self.keys -= 1;
+                self.release(s);
+                self.count(reason, 1);
+                1
+            }
+            Kind::Hash => {
+                let hid = self.family[i] as usize;
+                let mut n = 0;
+                while self.hashes[hid].len > 1 {
+                    let f = self.hashes[hid].head;
+                    n += self.remove(f, reason);
+                }
+                // The last field takes the key with it.
+                let f = self.hashes[hid].head;
+                n + self.remove(f, reason)
+            }
+            Kind::Field => {
+                let h = self.family[i];
+                let hid = self.family[h as usize] as usize;
+                self.sib.unlink(&mut self.hashes[hid], s);
+                let w = self.weight[i];
+                self.weight[h as usize] -= w;
+                self.bytes -= u64::from(w);
+                self.entries -= 1;
+                self.log(s, reason, Kind::Field, h);
+                self.release(s);
+                self.count(reason, 1);
+                if self.hashes[hid].is_empty() {
+                    self.policy.remove(h);
+                    self.log(h, reason, Kind::Hash, NIL);
+                    self.hash_free.push(hid as u32);
+                    self.keys -= 1;
+                    self.release(h);
+                }
+                1
+            }
+        }
+    }
+
+    /// Removes everything, logging fields before their hashes.
+    pub fn clear(&mut self) {
+        for pass in [Kind::Field, Kind::Plain, Kind::Hash] {
+            for s in 0..self.kind.len() as u32 {
+                if self.kind[s as usize] == pass {
+                    let parent = if pass == Kind::Field {
+                        self.family[s as usize]
+                    } else {
+                        NIL
+                    };
+                    self.log(s, Reason::Cleared, pass, parent);
+                }
+            }
+        }
+        let cap = self.times.len();
+        self.times.iter_mut().for_each(|t| *t = Times::EMPTY);
+        self.kind.iter_mut().for_each(|k| *k = Kind::Free);
+        self.weight.iter_mut().for_each(|w| *w = 0);
+        self.family.iter_mut().for_each(|f| *f = NIL);
+        self.sib.clear();
+        self.sib.grow(cap);
+        self.hashes.clear();
+        self.hash_free.clear();
+        self.wheel.clear();
+        let cur = self.tick_floor(self.now());
+        self.wheel.reset_cursor(cur);
+        self.policy.clear();
+        self.free.clear();
+        self.free.extend((0..cap as u32).rev());
+        self.entries = 0;
+        self.keys = 0;
+        self.bytes = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn engine(opts: Options) -> Engine {
+        Engine::new(&opts, 0.0).unwrap()
+    }
+
+    fn plain(e: &mut Engine, ttl: f64, idle: f64) -> u32 {
+        let c = e
+            .resolve(&Write {
+                ttl: Some(ttl),
+                idle: Some(idle),
+                ..Default::default()
+            })
+            .unwrap();
+        e.insert(Kind::Plain, c, 0, false)
+    }
+
+    #[test]
+    fn deadline_is_the_earlier_of_the_two_clocks() {
+        let mut e = engine(Options::default());
+        let s = plain(&mut e, 100.0, 30.0);
+        assert_eq!(e.ttl(s), 30.0);
+        e.advance(20.0).unwrap();
+        e.read(s);
+        assert_eq!(e.ttl(s), 30.0);
+        e.advance(80.0).unwrap();
+        e.read(s);
+        assert_eq!(e.ttl(s), 20.0, "absolute deadline caps the idle window");
+        e.advance(100.0).unwrap();
+        assert!(!e.is_live(s));
+    }
+
+    #[test]
+    fn tick_respects_the_budget_and_resumes() {
+        let mut e = engine(Options {
+            sweep_budget: Some(10),
+            ..Default::default()
+        });
+        for _ in 0..25 {
+            plain(&mut e, 5.0, NEVER);
+        }
+        assert_eq!(e.tick(10.0).unwrap(), 10);
+        assert_eq!(e.tick(10.0).unwrap(), 10);
+        assert_eq!(e.tick(10.0).unwrap(), 5);
+        assert_eq!(e.tick(10.0).unwrap(), 0);
+        assert_eq!(e.keys(), 0);
+        assert_eq!(e.log.len(), 25 * 3);
+    }
+
+    #[test]
+    fn idle_reads_reschedule_lazily() {
+        let mut e = engine(Options::default());
+        let s = plain(&mut e, NEVER, 10.0);
+        for t in 1..=50 {
+            e.advance(t as f64 * 5.0).unwrap();
+            e.read(s);
+            e.tick(t as f64 * 5.0).unwrap();
+            assert!(e.is_live(s));
+        }
+        assert!(e.counters.rescheduled > 0);
+        e.tick(260.0).unwrap();
+        assert_eq!(e.keys(), 0);
+    }
+
+    #[test]
+    fn capacity_evicts_and_marks_ghosts() {
+        let mut e = engine(Options {
+            max_entries: Some(3),
+            ..Default::default()
+        });
+        let a = plain(&mut e, NEVER, NEVER);
+        for _ in 0..3 {
+            plain(&mut e, NEVER, NEVER);
+        }
+        assert_eq!(e.entries(), 3);
+        assert_eq!(
+            &e.log[..],
+            &[
+                a,
+                Reason::Evicted as u32 | (Kind::Plain as u32) << 4 | LOG_GHOST,
+                NIL
+            ]
+        );
+    }
+
+    #[test]
+    fn removing_the_last_field_removes_the_hash() {
+        let mut e = engine(Options::default());
+        let h = e.insert(Kind::Hash, Clocks::NONE, 0, false);
+        let c = e.resolve(&Write::default()).unwrap();
+        let f1 = e.insert_field(h, c, 0);
+        let f2 = e.insert_field(h, c, 0);
+        assert_eq!((e.keys(), e.entries()), (1, 2));
+        e.remove(f1, Reason::Deleted);
+        assert_eq!(e.kind(h), Kind::Hash);
+        e.remove(f2, Reason::Deleted);
+        assert_eq!(e.kind(h), Kind::Free);
+        assert_eq!((e.keys(), e.entries()), (0, 0));
+    }
+
+    #[test]
+    fn an_expired_hash_is_swept_within_the_budget() {
+        let mut e = engine(Options {
+            sweep_budget: Some(100),
+            ..Default::default()
+        });
+        let h = e.insert(Kind::Hash, Clocks::NONE, 0, false);
+        let c = e.resolve(&Write::default()).unwrap();
+        for _ in 0..250 {
+            e.insert_field(h, c, 0);
+        }
+        assert!(e.expire_at(h, 10.0, None));
+        assert_eq!(e.tick(10.0).unwrap(), 100);
+        assert_eq!(e.tick(10.0).unwrap(), 100);
+        assert_eq!(e.tick(10.0).unwrap(), 50);
+        assert_eq!((e.keys(), e.entries()), (0, 0));
+    }
+}
