@@ -123,8 +123,10 @@ test-wasm: test-wasm-node test-wasm-chrome
 test-wasm-node: | tools
 	wasm-pack test --node -- --test web
 
+# WASM_BINDGEN_USE_BROWSER runs the (unconfigured) tests/web.rs suite in the browser too.
 test-wasm-chrome: | tools
-	CHROMEDRIVER=/usr/bin/chromedriver wasm-pack test --headless --chrome -- --test web
+	CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_USE_BROWSER=1 \
+	  wasm-pack test --headless --chrome -- --test web
 
 test-types: consumer
 	$(BIN)/tsc -p $(CONSUMER)/tests/types/tsconfig.json
