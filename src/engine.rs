@@ -767,9 +767,129 @@ impl Engine {
         self.policy.hit(owner);
     }
 
+    /// Validates a write to slot `s` and resolves its clocks; `keep_ttl`
+    /// takes a live entry's own.
+    fn check_write(&self, s: Option<u32>, w: &Write) -> Result<Clocks> {
+        let mut c = self.resolve(w)?;
+        if w.keep_ttl {
+            if let Some(s) = s.filter(|&s| self.is_live(s)) {
+                let t = self.times[s as usize];
+                c = Clocks {
+                    abs: t.abs,
+                    idle: t.idle,
+                };
+            }
+        }
+        Ok(c)
+    }
+
+    /// Writes a plain entry at `s` (`None` for a new key; the host has
+    /// checked it is not a live hash). A dead `s` is removed as expired
+    /// first. Returns the entry's slot, or `None` when the deadline is
+    /// already past (a live old entry is then deleted). Validates everything
+    /// before changing anything.
+    pub fn write(
+        &mut self,
+        s: Option<u32>,
+        w: &Write,
+        weight: u32,
+        to_main: bool,
+    ) -> Result<Option<u32>> {
+        let c = self.check_write(s, w)?;
+        let live = s.filter(|&s| self.is_live(s));
+        self.check_fits(weight, None, live)?;
+        Ok(match (s, live) {
+            (Some(s), Some(_)) if !self.clocks_live(&c) => {
+                self.remove(s, Reason::Deleted);
+                None
+            }
+            (Some(s), Some(_)) => {
+                self.overwrite(s, (!w.keep_ttl).then_some(c), weight);
+                Some(s)
+            }
+            (old, _) => {
+                if let Some(s) = old {
+                    self.remove(s, Reason::Expired);
+                }
+                self.clocks_live(&c)
+                    .then(|| self.insert(Kind::Plain, c, weight, to_main))
+            }
+        })
+    }
+
+    /// Writes field slot `f` (`None` if new) of hash `h` (`None` if the key
+    /// is missing; the host has checked it is not a live plain entry). Dead
+    /// slots are removed as expired first. Returns the field's slot, or
+    /// `None` when its deadline is already past.
+    pub fn hwrite(
+        &mut self,
+        h: Option<u32>,
+        f: Option<u32>,
+        w: &Write,
+        weight: u32,
+        to_main: bool,
+    ) -> Result<Option<u32>> {
+        let live_h = h.filter(|&h| self.is_live(h));
+        let live_f = f.filter(|&f| live_h.is_some() && self.is_live(f));
+        let c = self.check_write(live_f, w)?;
+        self.check_fits(weight, live_h, live_f)?;
+        if let Some(f) = live_f {
+            if self.clocks_live(&c) {
+                self.overwrite(f, (!w.keep_ttl).then_some(c), weight);
+                return Ok(Some(f));
+            }
+            self.remove(f, Reason::Deleted);
+            return Ok(None);
+        }
+        let mut hash = live_h;
+        match (live_h, h, f) {
+            // A dead key goes whole, fields and all.
+            (None, Some(dead), _) => {
+                self.remove(dead, Reason::Expired);
+            }
+            // A dead field goes alone; when it was the last, its key goes too.
+            (Some(hh), _, Some(f)) => {
+                let last = self.field_count(hh) == 1;
+                self.remove(f, Reason::Expired);
+                if last {
+                    hash = None;
+                }
+            }
+            _ => {}
+        }
+        if !self.clocks_live(&c) {
+            return Ok(None);
+        }
+        let hh = match hash {
+            Some(hh) => hh,
+            None => self.insert(Kind::Hash, Clocks::NONE, 0, to_main),
+        };
+        Ok(Some(self.insert_field(hh, c, weight)))
+    }
+
+    /// `expire` (relative `ms`) or `expire_at` (absolute `t`), validated.
+    /// `s = None` validates only. Returns whether anything changed.
+    pub fn set_expiry(
+        &mut self,
+        s: Option<u32>,
+        t: f64,
+        relative: bool,
+        cond: Option<Cond>,
+    ) -> Result<bool> {
+        let at = if relative {
+            crate::clock::delay("ms", t)? + self.now()
+        } else {
+            finite_time("time", t)?
+        };
+        Ok(match s {
+            Some(s) => self.expire_at(s, at, cond),
+            None => false,
+        })
+    }
+
     /// Sets the absolute deadline, subject to `cond`. A deadline not in the
     /// future deletes. Returns whether anything changed.
-    pub fn expire_at(&mut self, s: u32, at: f64, cond: Option<Cond>) -> bool {
+    fn expire_at(&mut self, s: u32, at: f64, cond: Option<Cond>) -> bool {
         let i = s as usize;
         if let Some(c) = cond {
             if !c.holds(self.times[i].abs, at) {

@@ -1,0 +1,290 @@
+//! The wasm-bindgen surface, used only by `pkg-template/src/cache.js`.
+//!
+//! Only numbers cross the boundary: JS keeps keys and values, and names slots
+//! by index. After every call JS reads a small status block (log pointer and
+//! length, column pointers, capacity) straight from wasm memory, so it never
+//! needs a second call to learn what changed. Every method validates before
+//! it mutates and returns a real `TypeError`/`RangeError`, never a trap.
+
+use wasm_bindgen::prelude::*;
+
+use crate::engine::{Cond, Engine, Options, Reason, Write};
+use crate::error::Error;
+use crate::list::NIL;
+
+impl From<Error> for JsValue {
+    fn from(e: Error) -> JsValue {
+        let msg = e.to_string();
+        match e {
+            Error::Type { .. } | Error::WrongType { .. } => js_sys::TypeError::new(&msg).into(),
+            Error::Range { .. } => js_sys::RangeError::new(&msg).into(),
+            Error::Corrupt(_) => js_sys::Error::new(&msg).into(),
+        }
+    }
+}
+
+type JsResult<T> = Result<T, JsValue>;
+
+/// Write-option flags, as JS packs them.
+const HAS_TTL: u32 = 1;
+const HAS_IDLE: u32 = 2;
+const HAS_AT: u32 = 4;
+const KEEP_TTL: u32 = 8;
+const TO_MAIN: u32 = 16;
+
+/// A count limit: positive integer or `Infinity` (none).
+fn limit(arg: &'static str, v: f64, zero_ok: bool) -> Result<Option<u64>, Error> {
+    if v == f64::INFINITY {
+        return Ok(None);
+    }
+    if !(v.fract() == 0.0 && (v > 0.0 || (zero_ok && v == 0.0)) && v <= 9007199254740991.0) {
+        let what = if zero_ok {
+            "a non-negative integer"
+        } else {
+            "a positive integer"
+        };
+        return Err(Error::range(
+            arg,
+            format!("must be {what} or Infinity, got {v}"),
+        ));
+    }
+    Ok(Some(v as u64))
+}
+
+fn cond(code: u32) -> Option<Cond> {
+    match code {
+        1 => Some(Cond::Nx),
+        2 => Some(Cond::Xx),
+        3 => Some(Cond::Gt),
+        4 => Some(Cond::Lt),
+        _ => None,
+    }
+}
+
+fn write_opts(flags: u32, ttl: f64, idle: f64, at: f64) -> Write {
+    Write {
+        ttl: (flags & HAS_TTL != 0).then_some(ttl),
+        idle: (flags & HAS_IDLE != 0).then_some(idle),
+        expire_at: (flags & HAS_AT != 0).then_some(at),
+        keep_ttl: flags & KEEP_TTL != 0,
+    }
+}
+
+/// The engine as JS sees it: slot numbers in, slot numbers out.
+#[wasm_bindgen]
+pub struct RawEngine {
+    e: Engine,
+    /// `[log ptr, log words, capacity, times ptr, freq ptr]`, boxed so its
+    /// address never moves.
+    status: Box<[u32; 5]>,
+}
+
+/// The module's memory, for JS's typed-array views.
+#[wasm_bindgen(js_name = wasmMemory)]
+pub fn wasm_memory() -> JsValue {
+    wasm_bindgen::memory()
+}
+
+impl RawEngine {
+    /// Clears last call's log; JS has already consumed it.
+    fn begin(&mut self) -> &mut Engine {
+        self.e.log.clear();
+        &mut self.e
+    }
+
+    fn publish(&mut self) {
+        let s = &mut self.status;
+        s[0] = self.e.log.as_ptr() as u32;
+        s[1] = self.e.log.len() as u32;
+        s[2] = self.e.capacity() as u32;
+        s[3] = self.e.times.as_ptr() as u32;
+        s[4] = self.e.policy.freq.as_ptr() as u32;
+    }
+
+    fn slot(s: u32) -> Option<u32> {
+        (s != NIL).then_some(s)
+    }
+
+    fn weight(w: f64) -> Result<u32, Error> {
+        if w.fract() == 0.0 && (0.0..=4294967295.0).contains(&w) {
+            Ok(w as u32)
+        } else {
+            Err(Error::range(
+                "sizeOf",
+                format!("must return an integer from 0 to 2^32-1, got {w}"),
+            ))
+        }
+    }
+}
+
+#[wasm_bindgen]
+impl RawEngine {
+    /// Validates the numeric options; `Infinity` means no limit.
+    #[wasm_bindgen(constructor)]
+    pub fn new(
+        now: f64,
+        ttl: f64,
+        idle: f64,
+        max_entries: f64,
+        max_bytes: f64,
+        budget: f64,
+    ) -> JsResult<RawEngine> {
+        let lim = |v: f64| (v != f64::INFINITY).then_some(v);
+        let opts = Options {
+            ttl: lim(ttl),
+            idle: lim(idle),
+            max_entries: limit("maxEntries", max_entries, false)?,
+            max_bytes: limit("maxBytes", max_bytes, false)?,
+            sweep_budget: limit("sweepBudget", budget, true)?,
+        };
+        if ttl.is_nan() {
+            return Err(Error::range(
+                "ttl",
+                "must be a positive number of milliseconds or Infinity, got NaN",
+            )
+            .into());
+        }
+        if idle.is_nan() {
+            return Err(Error::range(
+                "idle",
+                "must be a positive number of milliseconds or Infinity, got NaN",
+            )
+            .into());
+        }
+        let mut r = RawEngine {
+            e: Engine::new(&opts, now)?,
+            status: Box::new([0; 5]),
+        };
+        r.publish();
+        Ok(r)
+    }
+
+    #[wasm_bindgen(js_name = statusPtr)]
+    pub fn status_ptr(&self) -> u32 {
+        self.status.as_ptr() as u32
+    }
+
+    pub fn now(&self) -> f64 {
+        self.e.now()
+    }
+
+    /// Moves the clock and sweeps one budget; returns how many were removed.
+    pub fn tick(&mut self, now: f64) -> JsResult<f64> {
+        let n = self.begin().tick(now);
+        self.publish();
+        Ok(n? as f64)
+    }
+
+    pub fn purge(&mut self) -> f64 {
+        let n = self.begin().purge();
+        self.publish();
+        n as f64
+    }
+
+    /// Writes a plain entry at slot `s` (`NIL` for a new key; JS has checked
+    /// it is not a live hash). Returns the slot, or `NIL` when the deadline is
+    /// already past (a live old entry is then deleted).
+    pub fn write(
+        &mut self,
+        s: u32,
+        flags: u32,
+        ttl: f64,
+        idle: f64,
+        at: f64,
+        weight: f64,
+    ) -> JsResult<u32> {
+        let w = Self::weight(weight)?;
+        let r = self.begin().write(
+            Self::slot(s),
+            &write_opts(flags, ttl, idle, at),
+            w,
+            flags & TO_MAIN != 0,
+        );
+        self.publish();
+        Ok(r?.unwrap_or(NIL))
+    }
+
+    /// Writes field slot `f` (`NIL` if new) of hash `h` (`NIL` if the key is
+    /// missing; JS has checked it is not a live plain entry). Returns the
+    /// field's slot or `NIL` when its deadline is already past.
+    #[allow(clippy::too_many_arguments)]
+    pub fn hwrite(
+        &mut self,
+        h: u32,
+        f: u32,
+        flags: u32,
+        ttl: f64,
+        idle: f64,
+        at: f64,
+        weight: f64,
+    ) -> JsResult<u32> {
+        let w = Self::weight(weight)?;
+        let opts = write_opts(flags, ttl, idle, at);
+        let r = self
+            .begin()
+            .hwrite(Self::slot(h), Self::slot(f), &opts, w, flags & TO_MAIN != 0);
+        self.publish();
+        Ok(r?.unwrap_or(NIL))
+    }
+
+    /// The hash slot a field belongs to.
+    pub fn parent(&self, f: u32) -> u32 {
+        self.e.parent(f)
+    }
+
+    /// Removes slot `s`; `reason` as in `Reason`.
+    pub fn remove(&mut self, s: u32, reason: u8) -> f64 {
+        let n = self.begin().remove(s, Reason::from_u8(reason));
+        self.publish();
+        n as f64
+    }
+
+    /// `expire` (`rel`: `t` is ms from now) or `expireAt` on slot `s`
+    /// (`NIL`: missing, validate only). Returns whether anything changed.
+    #[wasm_bindgen(js_name = expireAt)]
+    pub fn expire_at(&mut self, s: u32, t: f64, rel: bool, cond_code: u32) -> JsResult<bool> {
+        let r = self
+            .begin()
+            .set_expiry(Self::slot(s), t, rel, cond(cond_code));
+        self.publish();
+        Ok(r?)
+    }
+
+    pub fn persist(&mut self, s: u32) -> bool {
+        let r = self.begin().persist(s);
+        self.publish();
+        r
+    }
+
+    pub fn clear(&mut self) {
+        self.begin().clear();
+        self.publish();
+    }
+
+    /// `[expired, evicted, deleted, inserted, updated, ticks, swept,
+    /// rescheduled, cascaded, scheduled, keys, entries, bytes, smallQueue,
+    /// engineBytes]`.
+    pub fn stats(&self) -> Vec<f64> {
+        let c = &self.e.counters;
+        [
+            c.expired,
+            c.evicted,
+            c.deleted,
+            c.inserted,
+            c.updated,
+            c.ticks,
+            c.swept,
+            c.rescheduled,
+            c.cascaded,
+            self.e.scheduled() as u64,
+            self.e.keys(),
+            self.e.entries(),
+            self.e.bytes(),
+            u64::from(self.e.small_len()),
+            self.e.memory() as u64,
+        ]
+        .iter()
+        .map(|&v| v as f64)
+        .collect()
+    }
+}

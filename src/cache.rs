@@ -1,0 +1,874 @@
+//! The native Rust cache: a key index and values over the slot engine.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::hash::Hash;
+
+use crate::engine::{Cond, Counters, Engine, Kind, Options, Reason, Write, LOG_GHOST};
+use crate::error::{Error, Result};
+
+enum Item<K, V> {
+    Free,
+    Plain {
+        key: K,
+        value: V,
+    },
+    Hash {
+        key: K,
+        fields: HashMap<String, u32>,
+    },
+    Field {
+        name: String,
+        value: V,
+    },
+}
+
+/// An entry or field that left the cache, as handed to the removal callback.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Removed<K, V> {
+    /// The key (for a field, its hash's key).
+    pub key: K,
+    /// The hash field, or `None` for a plain entry.
+    pub field: Option<String>,
+    /// The value it held.
+    pub value: V,
+    /// Why it left.
+    pub reason: Reason,
+}
+
+/// A snapshot of the cache's counters and gauges.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Stats {
+    /// Reads (`get`, `hget`) that found a live value.
+    pub hits: u64,
+    /// Reads that did not.
+    pub misses: u64,
+    /// Keys held (plain entries and hashes), including unswept expired ones.
+    pub size: u64,
+    /// Plain entries plus hash fields held.
+    pub entries: u64,
+    /// Total size of what is held, as given to `set_sized`/`hset_sized`.
+    pub bytes: u64,
+    /// Slots waiting in the expiry wheel.
+    pub scheduled: u64,
+    /// Engine counters (expired, evicted, ...).
+    pub counters: Counters,
+}
+
+type Callback<K, V> = Box<dyn FnMut(Removed<K, V>)>;
+
+/// A cache whose entries expire at the earlier of an absolute deadline
+/// (`ttl`) and a sliding idle window (`idle`), with hashes whose fields expire
+/// on their own, on a clock that moves only when you call [`tick`](Self::tick).
+///
+/// ```
+/// use lapse::{Options, TtlCache, Write};
+/// let day = 86_400_000.0;
+/// let opts = Options { ttl: Some(90.0 * day), idle: Some(30.0 * day), ..Default::default() };
+/// let mut c = TtlCache::with_options(opts, 0.0).unwrap();
+/// c.set("session", "alice", Write::default()).unwrap();
+/// c.tick(29.0 * day).unwrap();
+/// assert_eq!(c.get(&"session").unwrap(), Some(&"alice")); // read: idle restarts
+/// c.tick(58.0 * day).unwrap();
+/// assert!(c.contains(&"session"));
+/// c.tick(90.0 * day).unwrap(); // busy, but the absolute deadline wins
+/// assert!(!c.contains(&"session"));
+/// ```
+pub struct TtlCache<K, V> {
+    engine: Engine,
+    index: HashMap<K, u32>,
+    items: Vec<Item<K, V>>,
+    ghost: HashSet<K>,
+    ghost_order: VecDeque<K>,
+    bounded: bool,
+    hits: u64,
+    misses: u64,
+    on_remove: Option<Callback<K, V>>,
+}
+
+impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
+    /// An unbounded cache with no default clocks, starting at `now`.
+    ///
+    /// # Panics
+    /// If `now` is not finite; use [`with_options`](Self::with_options) to
+    /// get an error instead.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::<String, u8>::new(0.0);
+    /// assert!(c.is_empty());
+    /// ```
+    pub fn new(now: f64) -> Self {
+        Self::with_options(Options::default(), now).expect("now must be finite")
+    }
+
+    /// A cache with `opts`, starting at `now`.
+    ///
+    /// ```
+    /// let o = lapse::Options { max_entries: Some(0), ..Default::default() };
+    /// assert!(lapse::TtlCache::<u8, u8>::with_options(o, 0.0).is_err());
+    /// ```
+    pub fn with_options(opts: Options, now: f64) -> Result<Self> {
+        let bounded = opts.max_entries.is_some() || opts.max_bytes.is_some();
+        Ok(TtlCache {
+            engine: Engine::new(&opts, now)?,
+            index: HashMap::new(),
+            items: Vec::new(),
+            ghost: HashSet::new(),
+            ghost_order: VecDeque::new(),
+            bounded,
+            hits: 0,
+            misses: 0,
+            on_remove: None,
+        })
+    }
+
+    /// Calls `f` for every entry or field that leaves, after the cache's state
+    /// is complete.
+    ///
+    /// ```
+    /// use std::{cell::RefCell, rc::Rc};
+    /// let gone = Rc::new(RefCell::new(vec![]));
+    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let g = gone.clone();
+    /// c.on_remove(move |r| g.borrow_mut().push((r.key, r.reason)));
+    /// c.set("a", 1, lapse::Write { ttl: Some(10.0), ..Default::default() }).unwrap();
+    /// c.tick(10.0).unwrap();
+    /// assert_eq!(*gone.borrow(), vec![("a", lapse::Reason::Expired)]);
+    /// ```
+    pub fn on_remove(&mut self, f: impl FnMut(Removed<K, V>) + 'static) {
+        self.on_remove = Some(Box::new(f));
+    }
+
+    /// The cache-wide options.
+    ///
+    /// ```
+    /// let c = lapse::TtlCache::<u8, u8>::new(0.0);
+    /// assert_eq!(c.options().sweep_budget, Some(1000));
+    /// ```
+    pub fn options(&self) -> Options {
+        self.engine.options()
+    }
+
+    // ---- plumbing -----------------------------------------------------------
+
+    fn item(&mut self, s: u32) -> &mut Item<K, V> {
+        let i = s as usize;
+        if self.items.len() <= i {
+            self.items
+                .resize_with(self.engine.capacity().max(i + 1), || Item::Free);
+        }
+        &mut self.items[i]
+    }
+
+    /// Replays the engine's removal log, then runs the callback.
+    fn drain(&mut self) {
+        let out = self.replay();
+        self.notify(out);
+    }
+
+    fn notify(&mut self, out: Vec<Removed<K, V>>) {
+        if let Some(f) = self.on_remove.as_mut() {
+            out.into_iter().for_each(f);
+        }
+    }
+
+    /// Applies the engine's removal log to the index and values, returning
+    /// what left for the callback, which runs only once the caller is done.
+    fn replay(&mut self) -> Vec<Removed<K, V>> {
+        let log = std::mem::take(&mut self.engine.log);
+        let mut out = Vec::new();
+        for rec in log.chunks_exact(3) {
+            let (s, flags, parent) = (rec[0], rec[1], rec[2]);
+            let reason = Reason::from_u8((flags & 15) as u8);
+            match std::mem::replace(self.item(s), Item::Free) {
+                Item::Plain { key, value } => {
+                    self.index.remove(&key);
+                    if flags & LOG_GHOST != 0 {
+                        self.remember(key.clone());
+                    }
+                    out.push(Removed {
+                        key,
+                        field: None,
+                        value,
+                        reason,
+                    });
+                }
+                Item::Hash { key, .. } => {
+                    self.index.remove(&key);
+                    if flags & LOG_GHOST != 0 {
+                        self.remember(key);
+                    }
+                }
+                Item::Field { name, value } => {
+                    if let Item::Hash { key, fields } = self.item(parent) {
+                        fields.remove(&name);
+                        out.push(Removed {
+                            key: key.clone(),
+                            field: Some(name),
+                            value,
+                            reason,
+                        });
+                    }
+                }
+                Item::Free => {}
+            }
+        }
+        let mut log = log;
+        log.clear();
+        self.engine.log = log;
+        out
+    }
+
+    fn remember(&mut self, key: K) {
+        let cap = self
+            .engine
+            .options()
+            .max_entries
+            .unwrap_or(self.index.len().max(64) as u64) as usize;
+        if self.ghost.insert(key.clone()) {
+            self.ghost_order.push_back(key);
+        }
+        while self.ghost_order.len() > cap {
+            if let Some(k) = self.ghost_order.pop_front() {
+                self.ghost.remove(&k);
+            }
+        }
+    }
+
+    fn slot(&self, key: &K) -> Option<u32> {
+        self.index.get(key).copied()
+    }
+
+    fn live_slot(&self, key: &K) -> Option<u32> {
+        self.slot(key).filter(|&s| self.engine.is_live(s))
+    }
+
+    fn is_hash(&self, s: u32) -> bool {
+        self.engine.kind(s) == Kind::Hash
+    }
+
+    fn hash_slot(&self, key: &K) -> Result<Option<u32>> {
+        match self.live_slot(key) {
+            Some(s) if !self.is_hash(s) => Err(Error::WrongType {
+                held: "plain value",
+                wanted: "hash",
+            }),
+            other => Ok(other),
+        }
+    }
+
+    fn field_slot(&self, h: Option<u32>, field: &str) -> Option<u32> {
+        let Item::Hash { fields, .. } = &self.items[h? as usize] else {
+            return None;
+        };
+        fields
+            .get(field)
+            .copied()
+            .filter(|&f| self.engine.is_live(f))
+    }
+
+    fn expire_now(&mut self, s: u32) {
+        self.engine.remove(s, Reason::Expired);
+        self.drain();
+    }
+
+    fn remaining(&self, s: u32) -> f64 {
+        self.engine.ttl(s)
+    }
+
+    // ---- time ---------------------------------------------------------------
+
+    /// The clock, in ms.
+    ///
+    /// ```
+    /// assert_eq!(lapse::TtlCache::<u8, u8>::new(42.0).now(), 42.0);
+    /// ```
+    pub fn now(&self) -> f64 {
+        self.engine.now()
+    }
+
+    /// Advances the clock (an earlier `now` is ignored) and removes at most
+    /// `sweep_budget` expired entries; returns how many it removed.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::new(0.0);
+    /// c.set(1, (), lapse::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// assert_eq!(c.tick(5.0).unwrap(), 1);
+    /// assert!(c.tick(f64::NAN).is_err());
+    /// ```
+    pub fn tick(&mut self, now: f64) -> Result<u64> {
+        let n = self.engine.tick(now)?;
+        self.drain();
+        Ok(n)
+    }
+
+    /// Removes every expired entry now; returns how many.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::with_options(lapse::Options { sweep_budget: Some(0), ..Default::default() }, 0.0).unwrap();
+    /// c.set(1, (), lapse::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// assert_eq!(c.tick(9.0).unwrap(), 0);
+    /// assert_eq!(c.purge(), 1);
+    /// ```
+    pub fn purge(&mut self) -> u64 {
+        let n = self.engine.purge();
+        self.drain();
+        n
+    }
+
+    // ---- plain entries ------------------------------------------------------
+
+    /// Writes `value` at `key`, with per-write clocks in `w`.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::new(0.0);
+    /// c.set("k", 1, lapse::Write { ttl: Some(100.0), idle: Some(10.0), ..Default::default() }).unwrap();
+    /// assert_eq!(c.ttl(&"k"), Some(10.0));
+    /// ```
+    pub fn set(&mut self, key: K, value: V, w: Write) -> Result<()> {
+        self.set_sized(key, value, w, 0)
+    }
+
+    /// [`set`](Self::set) with a size that counts against `max_bytes`.
+    ///
+    /// ```
+    /// let o = lapse::Options { max_bytes: Some(10), ..Default::default() };
+    /// let mut c = lapse::TtlCache::with_options(o, 0.0).unwrap();
+    /// c.set_sized("a", (), Default::default(), 6).unwrap();
+    /// c.set_sized("b", (), Default::default(), 6).unwrap(); // evicts "a"
+    /// assert!(!c.contains(&"a"));
+    /// assert!(c.set_sized("c", (), Default::default(), 11).is_err());
+    /// ```
+    pub fn set_sized(&mut self, key: K, value: V, w: Write, size: u32) -> Result<()> {
+        let s = self.slot(&key);
+        if s.is_some_and(|s| self.engine.is_live(s) && self.is_hash(s)) {
+            return Err(Error::WrongType {
+                held: "hash",
+                wanted: "plain value",
+            });
+        }
+        let to_main = s.is_none() && self.bounded && self.ghost.contains(&key);
+        let r = self.engine.write(s, &w, size, to_main)?;
+        if to_main {
+            self.ghost.remove(&key);
+        }
+        // Replay first: the slot handed out may be one this write just freed.
+        let mut out = self.replay();
+        if let Some(r) = r {
+            match self.item(r) {
+                Item::Plain { value: old, .. } => {
+                    let value = std::mem::replace(old, value);
+                    out.push(Removed {
+                        key: key.clone(),
+                        field: None,
+                        value,
+                        reason: Reason::Replaced,
+                    });
+                }
+                slot => {
+                    *slot = Item::Plain {
+                        key: key.clone(),
+                        value,
+                    };
+                    self.index.insert(key.clone(), r);
+                }
+            }
+        }
+        self.notify(out);
+        Ok(())
+    }
+
+    /// The live value at `key`, restarting its idle window.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::new(0.0);
+    /// c.set("k", 1, lapse::Write { idle: Some(10.0), ..Default::default() }).unwrap();
+    /// c.tick(9.0).unwrap();
+    /// assert_eq!(c.get(&"k").unwrap(), Some(&1));
+    /// c.tick(18.0).unwrap();
+    /// assert_eq!(c.get(&"k").unwrap(), Some(&1)); // 9 ms idle since the last read
+    /// ```
+    pub fn get(&mut self, key: &K) -> Result<Option<&V>> {
+        let Some(s) = self.slot(key) else {
+            self.misses += 1;
+            return Ok(None);
+        };
+        if !self.engine.is_live(s) {
+            self.misses += 1;
+            self.expire_now(s);
+            return Ok(None);
+        }
+        if self.is_hash(s) {
+            return Err(Error::WrongType {
+                held: "hash",
+                wanted: "plain value",
+            });
+        }
+        self.engine.read(s);
+        self.hits += 1;
+        match &self.items[s as usize] {
+            Item::Plain { value, .. } => Ok(Some(value)),
+            _ => Ok(None),
+        }
+    }
+
+    /// The live value at `key` without touching it.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::new(0.0);
+    /// c.set("k", 1, Default::default()).unwrap();
+    /// assert_eq!(c.peek(&"k").unwrap(), Some(&1));
+    /// ```
+    pub fn peek(&self, key: &K) -> Result<Option<&V>> {
+        match self.live_slot(key) {
+            None => Ok(None),
+            Some(s) => match &self.items[s as usize] {
+                Item::Plain { value, .. } => Ok(Some(value)),
+                _ => Err(Error::WrongType {
+                    held: "hash",
+                    wanted: "plain value",
+                }),
+            },
+        }
+    }
+
+    /// Whether `key` holds a live entry or hash. No touch.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::new(0.0);
+    /// c.set("k", 1, lapse::Write { ttl: Some(1.0), ..Default::default() }).unwrap();
+    /// assert!(c.contains(&"k"));
+    /// c.tick(1.0).unwrap();
+    /// assert!(!c.contains(&"k"));
+    /// ```
+    pub fn contains(&self, key: &K) -> bool {
+        self.live_slot(key).is_some()
+    }
+
+    /// Restarts `key`'s idle window; `false` if missing.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::<&str, u8>::new(0.0);
+    /// assert!(!c.touch(&"k"));
+    /// ```
+    pub fn touch(&mut self, key: &K) -> bool {
+        match self.live_slot(key) {
+            Some(s) => {
+                self.engine.read(s);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Sets the absolute deadline `ms` from now (`ms <= 0` deletes), if `cond`
+    /// holds. Returns whether anything changed.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::new(0.0);
+    /// c.set("k", 1, Default::default()).unwrap();
+    /// assert!(c.expire(&"k", 0.0, None).unwrap());
+    /// assert!(!c.contains(&"k"));
+    /// ```
+    pub fn expire(&mut self, key: &K, ms: f64, cond: Option<Cond>) -> Result<bool> {
+        let s = self.live_slot(key);
+        let r = self.engine.set_expiry(s, ms, true, cond)?;
+        self.drain();
+        Ok(r)
+    }
+
+    /// Sets the absolute deadline at time `t` (a past time deletes), if `cond`
+    /// holds.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::new(0.0);
+    /// c.set("k", 1, Default::default()).unwrap();
+    /// assert!(c.expire_at(&"k", 50.0, Some(lapse::Cond::Nx)).unwrap());
+    /// assert!(!c.expire_at(&"k", 90.0, Some(lapse::Cond::Lt)).unwrap());
+    /// assert_eq!(c.ttl(&"k"), Some(50.0));
+    /// ```
+    pub fn expire_at(&mut self, key: &K, t: f64, cond: Option<Cond>) -> Result<bool> {
+        let s = self.live_slot(key);
+        let r = self.engine.set_expiry(s, t, false, cond)?;
+        self.drain();
+        Ok(r)
+    }
+
+    /// Drops both clocks; `true` if the key had one.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::new(0.0);
+    /// c.set("k", 1, lapse::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// assert!(c.persist(&"k"));
+    /// assert_eq!(c.ttl(&"k"), Some(f64::INFINITY));
+    /// ```
+    pub fn persist(&mut self, key: &K) -> bool {
+        self.live_slot(key).is_some_and(|s| self.engine.persist(s))
+    }
+
+    /// Ms to the earliest deadline (`f64::INFINITY` if none), or `None` if
+    /// missing.
+    ///
+    /// ```
+    /// let c = lapse::TtlCache::<u8, u8>::new(0.0);
+    /// assert_eq!(c.ttl(&1), None);
+    /// ```
+    pub fn ttl(&self, key: &K) -> Option<f64> {
+        self.live_slot(key).map(|s| self.remaining(s))
+    }
+
+    /// Removes `key` (a plain entry or a whole hash); `true` if it was live.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::new(0.0);
+    /// c.set("k", 1, Default::default()).unwrap();
+    /// assert!(c.delete(&"k"));
+    /// assert!(!c.delete(&"k"));
+    /// ```
+    pub fn delete(&mut self, key: &K) -> bool {
+        let Some(s) = self.slot(key) else {
+            return false;
+        };
+        let live = self.engine.is_live(s);
+        self.engine.remove(
+            s,
+            if live {
+                Reason::Deleted
+            } else {
+                Reason::Expired
+            },
+        );
+        self.drain();
+        live
+    }
+
+    /// Removes everything.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::new(0.0);
+    /// c.set("k", 1, Default::default()).unwrap();
+    /// c.clear();
+    /// assert!(c.is_empty());
+    /// ```
+    pub fn clear(&mut self) {
+        self.engine.clear();
+        self.drain();
+    }
+
+    /// Keys held, counting expired ones no sweep has reached yet.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::new(0.0);
+    /// c.set(1, 1, Default::default()).unwrap();
+    /// assert_eq!(c.len(), 1);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Whether no keys are held.
+    ///
+    /// ```
+    /// assert!(lapse::TtlCache::<u8, u8>::new(0.0).is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    /// Live plain entries, in no particular order. No touch.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::new(0.0);
+    /// c.set("a", 1, Default::default()).unwrap();
+    /// assert_eq!(c.iter().collect::<Vec<_>>(), vec![(&"a", &1)]);
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> + '_ {
+        self.index
+            .iter()
+            .filter_map(move |(k, &s)| match &self.items[s as usize] {
+                Item::Plain { value, .. } if self.engine.is_live(s) => Some((k, value)),
+                _ => None,
+            })
+    }
+
+    /// Live keys (plain and hash), in no particular order.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::<&str, u8>::new(0.0);
+    /// c.hset("h", "f", 1, Default::default()).unwrap();
+    /// assert_eq!(c.keys().collect::<Vec<_>>(), vec![&"h"]);
+    /// ```
+    pub fn keys(&self) -> impl Iterator<Item = &K> + '_ {
+        self.index
+            .iter()
+            .filter(move |(_, &s)| self.engine.is_live(s))
+            .map(|(k, _)| k)
+    }
+
+    /// Counters and gauges.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::<u8, u8>::new(0.0);
+    /// c.get(&1).unwrap();
+    /// assert_eq!(c.stats().misses, 1);
+    /// ```
+    pub fn stats(&self) -> Stats {
+        Stats {
+            hits: self.hits,
+            misses: self.misses,
+            size: self.engine.keys(),
+            entries: self.engine.entries(),
+            bytes: self.engine.bytes(),
+            scheduled: self.engine.scheduled() as u64,
+            counters: self.engine.counters,
+        }
+    }
+
+    // ---- hashes -------------------------------------------------------------
+
+    /// Writes a hash field with its own clocks; `true` if the field is new.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::new(0.0);
+    /// assert!(c.hset("user", "token", 7, lapse::Write { ttl: Some(10.0), ..Default::default() }).unwrap());
+    /// assert!(!c.hset("user", "token", 8, Default::default()).unwrap());
+    /// assert!(c.set("user", 1, Default::default()).is_err()); // WRONGTYPE
+    /// ```
+    pub fn hset(&mut self, key: K, field: &str, value: V, w: Write) -> Result<bool> {
+        self.hset_sized(key, field, value, w, 0)
+    }
+
+    /// [`hset`](Self::hset) with a size that counts against `max_bytes`.
+    ///
+    /// ```
+    /// let o = lapse::Options { max_bytes: Some(10), ..Default::default() };
+    /// let mut c = lapse::TtlCache::with_options(o, 0.0).unwrap();
+    /// c.hset_sized("h", "a", (), Default::default(), 6).unwrap();
+    /// assert!(c.hset_sized("h", "b", (), Default::default(), 6).is_err()); // the hash alone would not fit
+    /// ```
+    pub fn hset_sized(
+        &mut self,
+        key: K,
+        field: &str,
+        value: V,
+        w: Write,
+        size: u32,
+    ) -> Result<bool> {
+        let h = self.slot(&key);
+        let live_h = self.hash_slot(&key)?;
+        let f = live_h.and_then(|h| match &self.items[h as usize] {
+            Item::Hash { fields, .. } => fields.get(field).copied(),
+            _ => None,
+        });
+        let to_main = h.is_none() && self.bounded && self.ghost.contains(&key);
+        let r = self.engine.hwrite(h, f, &w, size, to_main)?;
+        if to_main {
+            self.ghost.remove(&key);
+        }
+        let Some(r) = r else {
+            self.drain();
+            return Ok(false);
+        };
+        let hs = self.engine.parent(r);
+        // Replay first: the slots handed out may be ones this write just freed.
+        let mut out = self.replay();
+        if !matches!(self.item(hs), Item::Hash { .. }) {
+            *self.item(hs) = Item::Hash {
+                key: key.clone(),
+                fields: HashMap::new(),
+            };
+            self.index.insert(key.clone(), hs);
+        }
+        let is_new = match self.item(r) {
+            Item::Field { value: old, .. } => {
+                let value = std::mem::replace(old, value);
+                out.push(Removed {
+                    key,
+                    field: Some(field.to_owned()),
+                    value,
+                    reason: Reason::Replaced,
+                });
+                false
+            }
+            slot => {
+                *slot = Item::Field {
+                    name: field.to_owned(),
+                    value,
+                };
+                true
+            }
+        };
+        if let Item::Hash { fields, .. } = self.item(hs) {
+            fields.insert(field.to_owned(), r);
+        }
+        self.notify(out);
+        Ok(is_new)
+    }
+
+    /// A live field's value, restarting the field's and the key's idle windows.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::new(0.0);
+    /// c.hset("h", "f", 1, Default::default()).unwrap();
+    /// assert_eq!(c.hget(&"h", "f").unwrap(), Some(&1));
+    /// assert_eq!(c.hget(&"h", "g").unwrap(), None);
+    /// ```
+    pub fn hget(&mut self, key: &K, field: &str) -> Result<Option<&V>> {
+        let Some(s) = self.slot(key) else {
+            self.misses += 1;
+            return Ok(None);
+        };
+        if !self.engine.is_live(s) {
+            self.misses += 1;
+            self.expire_now(s);
+            return Ok(None);
+        }
+        let Item::Hash { fields, .. } = &self.items[s as usize] else {
+            return Err(Error::WrongType {
+                held: "plain value",
+                wanted: "hash",
+            });
+        };
+        let Some(f) = fields.get(field).copied() else {
+            self.misses += 1;
+            return Ok(None);
+        };
+        if !self.engine.is_live(f) {
+            self.misses += 1;
+            self.expire_now(f);
+            return Ok(None);
+        }
+        self.engine.read(f);
+        self.hits += 1;
+        match &self.items[f as usize] {
+            Item::Field { value, .. } => Ok(Some(value)),
+            _ => Ok(None),
+        }
+    }
+
+    /// Whether the field is live. No touch.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::<&str, u8>::new(0.0);
+    /// assert!(!c.hhas(&"h", "f").unwrap());
+    /// ```
+    pub fn hhas(&self, key: &K, field: &str) -> Result<bool> {
+        Ok(self.field_slot(self.hash_slot(key)?, field).is_some())
+    }
+
+    /// Removes a field; the last one takes its key.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::new(0.0);
+    /// c.hset("h", "f", 1, Default::default()).unwrap();
+    /// assert!(c.hdel(&"h", "f").unwrap());
+    /// assert!(!c.contains(&"h"));
+    /// ```
+    pub fn hdel(&mut self, key: &K, field: &str) -> Result<bool> {
+        let Some(f) = self.field_slot(self.hash_slot(key)?, field) else {
+            return Ok(false);
+        };
+        self.engine.remove(f, Reason::Deleted);
+        self.drain();
+        Ok(true)
+    }
+
+    /// Number of live fields.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::new(0.0);
+    /// c.hset("h", "a", 1, Default::default()).unwrap();
+    /// c.hset("h", "b", 2, lapse::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// c.tick(5.0).unwrap();
+    /// assert_eq!(c.hlen(&"h").unwrap(), 1);
+    /// ```
+    pub fn hlen(&self, key: &K) -> Result<usize> {
+        Ok(self.hgetall(key)?.len())
+    }
+
+    /// The live fields and their values, in no particular order. No touch.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::new(0.0);
+    /// c.hset("h", "a", 1, Default::default()).unwrap();
+    /// assert_eq!(c.hgetall(&"h").unwrap(), vec![("a", &1)]);
+    /// ```
+    pub fn hgetall(&self, key: &K) -> Result<Vec<(&str, &V)>> {
+        let Some(h) = self.hash_slot(key)? else {
+            return Ok(vec![]);
+        };
+        let Item::Hash { fields, .. } = &self.items[h as usize] else {
+            return Ok(vec![]);
+        };
+        Ok(fields
+            .iter()
+            .filter(|(_, &f)| self.engine.is_live(f))
+            .filter_map(|(name, &f)| match &self.items[f as usize] {
+                Item::Field { value, .. } => Some((name.as_str(), value)),
+                _ => None,
+            })
+            .collect())
+    }
+
+    /// Sets a field's absolute deadline `ms` from now (`<= 0` deletes it).
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::new(0.0);
+    /// c.hset("h", "f", 1, Default::default()).unwrap();
+    /// assert!(c.hexpire(&"h", "f", 10.0, None).unwrap());
+    /// assert_eq!(c.httl(&"h", "f").unwrap(), Some(10.0));
+    /// ```
+    pub fn hexpire(&mut self, key: &K, field: &str, ms: f64, cond: Option<Cond>) -> Result<bool> {
+        let f = self.field_slot(self.hash_slot(key)?, field);
+        let r = self.engine.set_expiry(f, ms, true, cond)?;
+        self.drain();
+        Ok(r)
+    }
+
+    /// Sets a field's absolute deadline at time `t` (a past time deletes it).
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::new(0.0);
+    /// c.hset("h", "f", 1, Default::default()).unwrap();
+    /// assert!(c.hexpire_at(&"h", "f", 0.0, None).unwrap());
+    /// assert!(!c.contains(&"h"));
+    /// ```
+    pub fn hexpire_at(&mut self, key: &K, field: &str, t: f64, cond: Option<Cond>) -> Result<bool> {
+        let f = self.field_slot(self.hash_slot(key)?, field);
+        let r = self.engine.set_expiry(f, t, false, cond)?;
+        self.drain();
+        Ok(r)
+    }
+
+    /// Drops a field's clocks; `true` if it had one.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::<&str, u8>::new(0.0);
+    /// assert!(!c.hpersist(&"h", "f").unwrap());
+    /// ```
+    pub fn hpersist(&mut self, key: &K, field: &str) -> Result<bool> {
+        let f = self.field_slot(self.hash_slot(key)?, field);
+        Ok(f.is_some_and(|f| self.engine.persist(f)))
+    }
+
+    /// Ms until the field goes (its own clocks or its key's, whichever first).
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::new(0.0);
+    /// c.hset("h", "f", 1, Default::default()).unwrap();
+    /// assert_eq!(c.httl(&"h", "f").unwrap(), Some(f64::INFINITY));
+    /// ```
+    pub fn httl(&self, key: &K, field: &str) -> Result<Option<f64>> {
+        let h = self.hash_slot(key)?;
+        Ok(self.field_slot(h, field).map(|f| self.remaining(f)))
+    }
+}
+
+impl<K, V> std::fmt::Debug for TtlCache<K, V> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TtlCache")
+            .field("now", &self.engine.now())
+            .field("keys", &self.engine.keys())
+            .field("entries", &self.engine.entries())
+            .finish()
+    }
+}
