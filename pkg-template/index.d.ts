@@ -116,10 +116,18 @@ export interface TtlCacheStats {
   scheduled: number;
   /** `hits / (hits + misses)`, or 0 before any read. */
   hitRatio: number;
-  /** Bytes of WebAssembly memory in use by this module. */
+  /** Entries in the eviction policy's small (probationary) queue. */
+  smallQueue: number;
+  /** Bytes the engine's own tables use inside wasm memory. */
+  engineBytes: number;
+  /** Size of the module's WebAssembly memory, in bytes. */
   wasmBytes: number;
   /** The cache's clock, in ms. */
   now: number;
+  /** The `maxEntries` bound (`Infinity` if none). */
+  maxEntries: number;
+  /** The `maxBytes` bound (`Infinity` if none). */
+  maxBytes: number;
 }
 
 /**
