@@ -1,0 +1,161 @@
+# lapse — build, package and test.
+#
+#   make demo    build, then serve www/ (+ the package) on http://127.0.0.1:$PORT (default 8080)
+#   make test    everything: cargo test, wasm-pack tests (Node + headless Chromium),
+#                tsc on the packed types, node --test against the packed tarball
+#                (Node ESM/CJS, workerd, Chromium import map, esbuild, Vite)
+#   make build   cargo (release) -> wasm-bindgen -> wasm-opt -> pkg/ ; prints gzipped .wasm size
+#   make setup   install what is missing (run by the targets above)
+#
+# Build steps are file targets, so `make test` after `make build` rebuilds nothing.
+# While the JS binding is being written, CACHE_JS=path/to/cache.js assembles pkg/
+# with another TtlCache module.
+
+SHELL := bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := build
+.DELETE_ON_ERROR:
+MAKEFLAGS += --no-builtin-rules
+
+PORT ?= 8080
+VERSION := $(shell sed -n 's/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n1)
+BIN := node_modules/.bin
+NPM_STAMP := node_modules/.package-lock.json
+
+RAW_WASM := target/wasm32-unknown-unknown/release/lapse.wasm
+GLUE := build/glue/lapse.js
+OPT_WASM := build/opt/lapse_bg.wasm
+PKG := pkg/package.json
+TARBALL := build/lapse-$(VERSION).tgz
+CONSUMER := build/consumer
+CONSUMER_STAMP := $(CONSUMER)/node_modules/lapse/package.json
+CACHE_JS ?= pkg-template/src/cache.js
+
+RUST_SRC := Cargo.toml $(wildcard Cargo.lock) $(shell find src -type f -name '*.rs' 2>/dev/null)
+PKG_INPUTS := $(shell find pkg-template -type f ! -name cache.js 2>/dev/null) \
+              LICENSE scripts/assemble.mjs scripts/cjs-shim.js
+
+# Features the rustc (>= 1.82) wasm32-unknown-unknown output uses by default;
+# wasm-opt must be told, or it rejects the module / lowers nothing it could keep.
+WASM_OPT_FLAGS := -Oz --strip-debug --strip-producers \
+  --enable-bulk-memory --enable-bulk-memory-opt --enable-nontrapping-float-to-int \
+  --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue --enable-call-indirect-overlong
+
+# Every JS test file; the lead's behaviour tests live in tests/js/*.test.mjs.
+JS_TESTS = $(shell cd $(CONSUMER) && find tests -type f \( -name '*.test.mjs' -o -name '*.test.cjs' -o -name '*.test.js' \) | sort)
+JS_TEST_TIMEOUT_MS ?= 180000
+
+.PHONY: all setup tools build pack consumer demo test test-rust test-wasm test-wasm-node \
+        test-wasm-chrome test-types test-js bench fuzz clean distclean help
+
+all: build
+
+help:
+	@sed -n '2,12p' Makefile | sed 's/^# \{0,1\}//'
+
+# ---------------------------------------------------------------- setup
+setup: tools $(NPM_STAMP)
+
+# LAPSE_SETUP_DONE=1 (set by `make test` for its sub-makes) skips the checks.
+tools:
+	@if [ -z "$${LAPSE_SETUP_DONE:-}" ]; then bash scripts/setup.sh; fi
+
+$(NPM_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+# ---------------------------------------------------------------- build
+$(RAW_WASM): $(RUST_SRC) | tools
+	cargo build --release --target wasm32-unknown-unknown --lib
+	@touch $@
+
+$(GLUE): $(RAW_WASM) | tools
+	rm -rf $(@D)
+	wasm-bindgen --target web --out-name lapse --out-dir $(@D) $<
+
+$(OPT_WASM): $(GLUE) | $(NPM_STAMP)
+	@mkdir -p $(@D)
+	$(BIN)/wasm-opt $(WASM_OPT_FLAGS) build/glue/lapse_bg.wasm -o $@
+
+$(CACHE_JS):
+	@echo "error: $@ is missing (the TtlCache JS binding, pkg-template/src/cache.js)." >&2
+	@echo "       Merge main, or pass CACHE_JS=/path/to/a/stand-in/cache.js." >&2
+	@exit 1
+
+$(PKG): $(OPT_WASM) $(GLUE) $(PKG_INPUTS) $(CACHE_JS) | $(NPM_STAMP)
+	node scripts/assemble.mjs --glue $(GLUE) --wasm $(OPT_WASM) --cache $(CACHE_JS) --out pkg
+
+build: $(PKG)
+	@node scripts/size.mjs pkg/dist/lapse_bg.wasm 40000
+
+# ---------------------------------------------------------------- package + consumer
+$(TARBALL): $(PKG)
+	@mkdir -p $(@D)
+	@rm -f build/lapse-*.tgz
+	npm pack ./pkg --pack-destination build --silent >/dev/null
+	@test -f $@ || { echo "npm pack did not produce $@" >&2; exit 1; }
+	@echo "packed $@"
+
+pack: build $(TARBALL)
+
+# A fresh folder that installs the tarball like a user would.
+$(CONSUMER_STAMP): $(TARBALL) scripts/consumer.sh
+	bash scripts/consumer.sh $(TARBALL) $(CONSUMER)
+
+# Test sources are copied on every run (they change more often than the package).
+consumer: build $(CONSUMER_STAMP)
+	@rm -rf $(CONSUMER)/tests $(CONSUMER)/out && mkdir -p $(CONSUMER)/tests
+	@cp -R tests/. $(CONSUMER)/tests/
+
+# ---------------------------------------------------------------- tests
+# Runs every suite in order; node --test (the JS suites) comes last, so its
+# summary closes the output. Any failure stops make with a non-zero status.
+SUB_MAKE = LAPSE_SETUP_DONE=1 $(MAKE) --no-print-directory
+test: setup build
+	$(SUB_MAKE) test-rust
+	$(SUB_MAKE) test-wasm
+	$(SUB_MAKE) test-types
+	$(SUB_MAKE) test-js
+
+test-rust: | tools
+	cargo test
+
+test-wasm: test-wasm-node test-wasm-chrome
+
+test-wasm-node: | tools
+	wasm-pack test --node -- --test web
+
+# WASM_BINDGEN_USE_BROWSER runs the (unconfigured) tests/web.rs suite in the browser too.
+test-wasm-chrome: | tools
+	CHROMEDRIVER=/usr/bin/chromedriver WASM_BINDGEN_USE_BROWSER=1 \
+	  wasm-pack test --headless --chrome -- --test web
+
+test-types: consumer
+	$(BIN)/tsc -p $(CONSUMER)/tests/types/tsconfig.json
+	@echo "types: tsc --noEmit passed against the packed lapse"
+
+test-js: consumer
+	cd $(CONSUMER) && timeout 1500 node --test --test-timeout=$(JS_TEST_TIMEOUT_MS) $(JS_TESTS)
+
+# ---------------------------------------------------------------- demo
+demo: setup build
+	@rm -rf build/www && mkdir -p build/www
+	@if [ -d www ]; then cp -R www/. build/www/; fi
+	@if [ ! -f build/www/index.html ]; then cp scripts/demo-placeholder.html build/www/index.html; fi
+	@cp -R pkg build/www/pkg
+	@echo "lapse demo: serving build/www (www/ + pkg/) at http://127.0.0.1:$(PORT)/  (Ctrl-C to stop)"
+	PORT=$(PORT) $(BIN)/sirv build/www --host 127.0.0.1 --port $(PORT) --dev --no-clear
+
+# ---------------------------------------------------------------- hooks for others
+bench:
+	@echo "make bench: not yet"
+
+fuzz:
+	@echo "make fuzz: not yet"
+
+# ---------------------------------------------------------------- clean
+clean:
+	rm -rf pkg build
+
+distclean: clean
+	rm -rf target node_modules

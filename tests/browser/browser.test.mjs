@@ -1,0 +1,122 @@
+// Headless Chromium (Debian's /usr/bin/chromium, driven by playwright-core):
+// the installed package in a page through (1) plain ESM + an import map,
+// (2) an esbuild bundle, (3) a Vite build. Each page runs the shared smoke
+// check; any console error, page error or failed request fails the test.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { createServer } from "node:http";
+import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import sirv from "sirv";
+import { chromium } from "playwright-core";
+import * as esbuild from "esbuild";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const consumer = join(here, "..", ".."); // build/consumer: tests/ and node_modules/lapse
+const out = join(consumer, "out");
+const require = createRequire(import.meta.url);
+const wasmPath = require.resolve("lapse/lapse_bg.wasm");
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+let server;
+let base;
+let browser;
+
+before(async () => {
+  server = createServer(sirv(consumer, { dev: true, dotfiles: false }));
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  base = `http://127.0.0.1:${server.address().port}`;
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    timeout: 30_000,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+      "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await new Promise((r) => (server ? server.close(r) : r()));
+  server?.closeAllConnections?.();
+});
+
+/** Loads `path`, waits for the page's verdict, and returns it with every problem seen. */
+async function run(path) {
+  const page = await browser.newPage();
+  const problems = [];
+  page.on("console", (m) => {
+    if (m.type() === "error" || m.type() === "warning") problems.push(`console.${m.type()}: ${m.text()}`);
+  });
+  page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
+  page.on("requestfailed", (r) => problems.push(`requestfailed: ${r.url()} ${r.failure()?.errorText}`));
+  page.on("response", (r) => {
+    if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`);
+  });
+  const wasmTypes = [];
+  page.on("response", (r) => {
+    if (r.url().endsWith(".wasm")) wasmTypes.push(r.headers()["content-type"]);
+  });
+  try {
+    await page.goto(base + path, { waitUntil: "load", timeout: 30_000 });
+    await page.waitForFunction(() => window.__lapse !== undefined, null, { timeout: 30_000 }).catch(() => {});
+    const result = await page.evaluate(() => window.__lapse ?? null);
+    return { result, problems, wasmTypes };
+  } finally {
+    await page.close();
+  }
+}
+
+function assertClean({ result, problems, wasmTypes }) {
+  assert.deepEqual(problems, [], "no console errors, page errors or failed requests");
+  assert.ok(result, "the page reported a result");
+  assert.equal(result.ok, true, result.error);
+  assert.deepEqual(wasmTypes, ["application/wasm"], "the wasm was fetched once, as application/wasm");
+}
+
+test("chromium: plain ESM with an import map, no bundler", async () => {
+  assertClean(await run("/tests/browser/importmap.html"));
+});
+
+test("chromium: esbuild bundle (wasm copied next to the bundle)", async () => {
+  const dir = join(out, "esbuild");
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const r = await esbuild.build({
+    entryPoints: [join(here, "page.mjs")],
+    outfile: join(dir, "app.js"),
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    minify: true,
+    logLevel: "warning",
+    metafile: true,
+  });
+  assert.match(Object.keys(r.metafile.inputs).join("\n"), /node_modules\/lapse\/dist\/browser\.js/, "browser entry chosen");
+  // esbuild leaves `new URL("./lapse_bg.wasm", import.meta.url)` as is: the
+  // bundle looks for the wasm beside itself, so ship it there.
+  copyFileSync(wasmPath, join(dir, "lapse_bg.wasm"));
+  writeFileSync(
+    join(dir, "index.html"),
+    `<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><title>lapse: esbuild</title>
+<body><script type="module" src="./app.js"></script></body>`,
+  );
+  assertClean(await run("/out/esbuild/index.html"));
+});
+
+test("chromium: Vite production build", async () => {
+  const { build } = await import("vite");
+  const dir = join(out, "vite");
+  rmSync(dir, { recursive: true, force: true });
+  await build({
+    root: join(here, "vite"),
+    base: "./",
+    configFile: false,
+    logLevel: "warn",
+    build: { outDir: dir, emptyOutDir: true, target: "es2022", assetsInlineLimit: 0 },
+  });
+  assertClean(await run("/out/vite/index.html"));
+});

@@ -1,0 +1,150 @@
+// Compile-time checks of the published types (index.d.ts). Each line after an
+// "expect-error" directive must fail to type-check; tsc reports an unused one.
+import { TtlCache } from "lapse";
+import type { Cond, DisposeReason, SetOptions, TtlCacheOptions, TtlCacheStats } from "lapse";
+
+const DAY = 86_400_000;
+
+// ---- constructor
+const plain = new TtlCache();
+const c = new TtlCache<{ name: string }>({
+  now: Date.now(),
+  ttl: 90 * DAY,
+  idle: 30 * DAY,
+  maxEntries: 100_000,
+  maxBytes: 1 << 20,
+  sizeOf: (value, key) => value.name.length + key.length,
+  sweepBudget: 1000,
+  dispose(value, key, reason, field) {
+    const v: { name: string } = value;
+    const k: string = key;
+    const r: DisposeReason = reason;
+    const f: string | undefined = field;
+    void [v, k, r, f];
+  },
+});
+// @ts-expect-error unknown option
+new TtlCache({ ttll: 5 });
+// @ts-expect-error ttl is a number of ms
+new TtlCache({ ttl: "5s" });
+// @ts-expect-error dispose reasons are a closed union
+new TtlCache<string>({ dispose: (_v, _k, reason: "gone") => void reason });
+
+// ---- plain entries
+const self: TtlCache<{ name: string }> = c.set("user:1", { name: "Ada" });
+c.set("user:2", { name: "Bob" }, { ttl: 5_000 });
+c.set("user:3", { name: "Cy" }, { ttl: Infinity, idle: 1_000 });
+c.set("user:4", { name: "Di" }, { expireAt: new Date(Date.now() + DAY) });
+c.set("user:5", { name: "Ed" }, { expireAt: Date.now() + DAY, idle: 60_000 });
+c.set("user:5", { name: "Ed2" }, { keepTtl: true });
+// @ts-expect-error keys are strings
+c.set(1, { name: "x" });
+// @ts-expect-error value has the cache's type
+c.set("k", { nom: "x" });
+// @ts-expect-error ttl and expireAt exclude each other
+c.set("k", { name: "x" }, { ttl: 1, expireAt: 2 });
+// @ts-expect-error keepTtl excludes the clocks
+c.set("k", { name: "x" }, { keepTtl: true, ttl: 5 });
+// @ts-expect-error unknown write option
+c.set("k", { name: "x" }, { ttl: 1, sliding: true });
+// @ts-expect-error undefined is not a storable value
+plain.set("k", undefined);
+plain.set("k", null);
+
+const got: { name: string } | undefined = c.get("user:1");
+const peeked: { name: string } | undefined = c.peek("user:1");
+const has: boolean = c.has("user:1");
+const touched: boolean = c.touch("user:1");
+const ttl: number | undefined = c.ttl("user:1");
+const deleted: boolean = c.delete("user:1");
+// @ts-expect-error keys are strings
+c.get(42);
+void [self, got, peeked, has, touched, ttl, deleted];
+
+// ---- expiry with conditions
+const conds: Cond[] = ["NX", "XX", "GT", "LT"];
+for (const cond of conds) c.expire("user:2", 1_000, cond);
+const e1: boolean = c.expire("user:2", 1_000);
+const e2: boolean = c.expireAt("user:2", new Date(), "GT");
+const e3: boolean = c.expireAt("user:2", Date.now() + 10, "LT");
+const p: boolean = c.persist("user:2");
+// @ts-expect-error bad cond
+c.expire("user:2", 1_000, "GE");
+// @ts-expect-error conds are upper case
+c.expireAt("user:2", 0, "nx");
+// @ts-expect-error time is a number or a Date
+c.expireAt("user:2", "tomorrow");
+void [e1, e2, e3, p];
+
+// ---- clock, sweeping, size
+const now: number = c.now;
+const removed: number = c.tick();
+const removed2: number = c.tick(Date.now());
+const purged: number = c.purge();
+const size: number = c.size;
+// @ts-expect-error now is read-only
+c.now = 5;
+// @ts-expect-error size is read-only
+c.size = 5;
+c.clear();
+void [now, removed, removed2, purged, size];
+
+// ---- iteration
+for (const [k, v] of c) void [k.toUpperCase(), v.name];
+for (const k of c.keys()) void k.toUpperCase();
+for (const v of c.values()) void v.name;
+for (const [k, v] of c.entries()) void [k, v.name];
+c.forEach((v, k, cache) => void [v.name, k.length, cache.size]);
+const arr: [string, { name: string }][] = [...c];
+void arr;
+
+// ---- stats
+const s: TtlCacheStats = c.stats();
+const nums: number[] = [
+  s.hits, s.misses, s.expired, s.evicted, s.deleted, s.size, s.entries, s.bytes, s.inserted, s.updated,
+  s.ticks, s.swept, s.rescheduled, s.cascaded, s.scheduled, s.hitRatio, s.wasmBytes, s.now,
+];
+// @ts-expect-error not a stat
+void s.hitz;
+void nums;
+
+// ---- hashes
+const h = new TtlCache<number>({ ttl: 60_000 });
+const isNew: boolean = h.hset("session:1", "views", 1);
+h.hset("session:1", "clicks", 2, { ttl: 5_000, idle: 1_000 });
+h.hset("session:1", "flag", 3, { expireAt: new Date() });
+const hv: number | undefined = h.hget("session:1", "views");
+const hh: boolean = h.hhas("session:1", "views");
+const hd: boolean = h.hdel("session:1", "views");
+const hl: number = h.hlen("session:1");
+const all: Map<string, number> = h.hgetall("session:1");
+const he: boolean = h.hexpire("session:1", "clicks", 1_000, "XX");
+const hea: boolean = h.hexpireAt("session:1", "clicks", new Date(), "NX");
+const hp: boolean = h.hpersist("session:1", "clicks");
+const ht: number | undefined = h.httl("session:1", "clicks");
+// @ts-expect-error fields are strings
+h.hset("session:1", 7, 1);
+// @ts-expect-error value type
+h.hset("session:1", "f", "one");
+// @ts-expect-error bad cond
+h.hexpire("session:1", "clicks", 1_000, "EQ");
+// @ts-expect-error hset takes the same write options as set
+h.hset("session:1", "f", 1, { ttl: 1, expireAt: 2 });
+void [isNew, hv, hh, hd, hl, all, he, hea, hp, ht];
+
+// ---- snapshot / restore
+const bytes: Uint8Array = c.snapshot();
+const back: TtlCache<{ name: string }> = TtlCache.restore<{ name: string }>(bytes, {
+  dispose: (v, k, reason) => void [v.name, k, reason],
+  sizeOf: (v) => v.name.length,
+});
+// @ts-expect-error restore takes bytes
+TtlCache.restore("not bytes");
+// @ts-expect-error restore options are dispose and sizeOf only
+TtlCache.restore(bytes, { ttl: 5 });
+void back;
+
+// ---- exported helper types
+const opts: TtlCacheOptions<string> = { ttl: 1_000 };
+const w: SetOptions = { idle: 5 };
+void [opts, w];
