@@ -31,6 +31,22 @@ const HAS_IDLE: u32 = 2;
 const HAS_AT: u32 = 4;
 const KEEP_TTL: u32 = 8;
 const TO_MAIN: u32 = 16;
+const FAILED: u32 = NIL - 1;
+
+// The status block JS reads after each call (and writes ST_PENDING into).
+const ST_LOG: usize = 0;
+const ST_LOG_LEN: usize = 1;
+const ST_CAP: usize = 2;
+const ST_TIMES: usize = 3;
+const ST_FREQ: usize = 4;
+const ST_PENDING_PTR: usize = 5;
+const ST_PENDING: usize = 6;
+const ST_ENTRIES: usize = 7;
+const ST_SPARE: usize = 8;
+const ST_SPARE_LEN: usize = 9;
+const ST_LEN: usize = 10;
+/// Batched inserts JS may queue before it must call in.
+const PENDING_CAP: usize = 256;
 
 /// A count limit: positive integer or `Infinity` (none).
 fn limit(arg: &'static str, v: f64, zero_ok: bool) -> Result<Option<u64>, Error> {
@@ -38,15 +54,8 @@ fn limit(arg: &'static str, v: f64, zero_ok: bool) -> Result<Option<u64>, Error>
         return Ok(None);
     }
     if !(v.fract() == 0.0 && (v > 0.0 || (zero_ok && v == 0.0)) && v <= 9007199254740991.0) {
-        let what = if zero_ok {
-            "a non-negative integer"
-        } else {
-            "a positive integer"
-        };
-        return Err(Error::range(
-            arg,
-            format!("must be {what} or Infinity, got {v}"),
-        ));
+        let what = if zero_ok { "a non-negative integer" } else { "a positive integer" };
+        return Err(Error::range(arg, format!("must be {what} or Infinity, got {v}")));
     }
     Ok(Some(v as u64))
 }
@@ -74,9 +83,13 @@ fn write_opts(flags: u32, ttl: f64, idle: f64, at: f64) -> Write {
 #[wasm_bindgen]
 pub struct RawEngine {
     e: Engine,
-    /// `[log ptr, log words, capacity, times ptr, freq ptr]`, boxed so its
-    /// address never moves.
-    status: Box<[u32; 5]>,
+    /// Shared with JS, boxed so its address never moves. See `ST_*`.
+    status: Box<[u32; ST_LEN]>,
+    /// Slots JS has filled since the last call (`ST_PENDING` of them), high
+    /// bit set for "straight to the main queue".
+    pending: Vec<u32>,
+    spare: Vec<u32>,
+    error: Option<Error>,
 }
 
 /// The module's memory, for JS's typed-array views.
@@ -86,19 +99,42 @@ pub fn wasm_memory() -> JsValue {
 }
 
 impl RawEngine {
-    /// Clears last call's log; JS has already consumed it.
+    /// Clears last call's log (JS has consumed it) and links the inserts JS
+    /// queued since, so every call sees them.
     fn begin(&mut self) -> &mut Engine {
         self.e.log.clear();
+        let n = std::mem::take(&mut self.status[ST_PENDING]) as usize;
+        for &p in &self.pending[..n.min(PENDING_CAP)] {
+            self.e.commit_reserved(p & !(1 << 31), p >> 31 != 0);
+        }
         &mut self.e
     }
 
     fn publish(&mut self) {
         let s = &mut self.status;
-        s[0] = self.e.log.as_ptr() as u32;
-        s[1] = self.e.log.len() as u32;
-        s[2] = self.e.capacity() as u32;
-        s[3] = self.e.times.as_ptr() as u32;
-        s[4] = self.e.policy.freq.as_ptr() as u32;
+        s[ST_LOG] = self.e.log.as_ptr() as u32;
+        s[ST_LOG_LEN] = self.e.log.len() as u32;
+        s[ST_CAP] = self.e.capacity() as u32;
+        s[ST_TIMES] = self.e.times.as_ptr() as u32;
+        s[ST_FREQ] = self.e.policy.freq.as_ptr() as u32;
+        s[ST_PENDING_PTR] = self.pending.as_ptr() as u32;
+        s[ST_ENTRIES] = self.e.entries().min(u64::from(u32::MAX)) as u32;
+        s[ST_SPARE] = self.spare.as_ptr() as u32;
+        s[ST_SPARE_LEN] = self.spare.len() as u32;
+    }
+
+    /// Hot writes return a plain `u32` rather than a `Result`: wasm-bindgen's
+    /// `Result` return goes through a stack area JS reads with a `DataView`,
+    /// which measured as a large share of `set`. `FAILED` tells JS to call
+    /// `takeError`.
+    fn settle(&mut self, r: Result<Option<u32>, Error>) -> u32 {
+        match r {
+            Ok(s) => s.unwrap_or(NIL),
+            Err(e) => {
+                self.error = Some(e);
+                FAILED
+            }
+        }
     }
 
     fn slot(s: u32) -> Option<u32> {
@@ -109,10 +145,7 @@ impl RawEngine {
         if w.fract() == 0.0 && (0.0..=4294967295.0).contains(&w) {
             Ok(w as u32)
         } else {
-            Err(Error::range(
-                "sizeOf",
-                format!("must return an integer from 0 to 2^32-1, got {w}"),
-            ))
+            Err(Error::range("sizeOf", format!("must return an integer from 0 to 2^32-1, got {w}")))
         }
     }
 }
@@ -121,14 +154,7 @@ impl RawEngine {
 impl RawEngine {
     /// Validates the numeric options; `Infinity` means no limit.
     #[wasm_bindgen(constructor)]
-    pub fn new(
-        now: f64,
-        ttl: f64,
-        idle: f64,
-        max_entries: f64,
-        max_bytes: f64,
-        budget: f64,
-    ) -> JsResult<RawEngine> {
+    pub fn new(now: f64, ttl: f64, idle: f64, max_entries: f64, max_bytes: f64, budget: f64) -> JsResult<RawEngine> {
         let lim = |v: f64| (v != f64::INFINITY).then_some(v);
         let opts = Options {
             ttl: lim(ttl),
@@ -138,25 +164,40 @@ impl RawEngine {
             sweep_budget: limit("sweepBudget", budget, true)?,
         };
         if ttl.is_nan() {
-            return Err(Error::range(
-                "ttl",
-                "must be a positive number of milliseconds or Infinity, got NaN",
-            )
-            .into());
+            return Err(Error::range("ttl", "must be a positive number of milliseconds or Infinity, got NaN").into());
         }
         if idle.is_nan() {
-            return Err(Error::range(
-                "idle",
-                "must be a positive number of milliseconds or Infinity, got NaN",
-            )
-            .into());
+            return Err(Error::range("idle", "must be a positive number of milliseconds or Infinity, got NaN").into());
         }
         let mut r = RawEngine {
             e: Engine::new(&opts, now)?,
-            status: Box::new([0; 5]),
+            status: Box::new([0; ST_LEN]),
+            pending: vec![0; PENDING_CAP],
+            spare: Vec::new(),
+            error: None,
         };
         r.publish();
         Ok(r)
+    }
+
+    /// Links queued inserts now (JS calls this when its queue is full).
+    pub fn commit(&mut self) {
+        self.begin();
+        self.publish();
+    }
+
+    /// Reserves up to `n` free slots for batched inserts; JS reads them from
+    /// the status block.
+    pub fn reserve(&mut self, n: u32) {
+        let mut spare = std::mem::take(&mut self.spare);
+        self.begin().reserve(n as usize, &mut spare);
+        self.spare = spare;
+        self.publish();
+    }
+
+    #[wasm_bindgen(js_name = pendingCap)]
+    pub fn pending_cap(&self) -> u32 {
+        PENDING_CAP as u32
     }
 
     #[wasm_bindgen(js_name = statusPtr)]
@@ -184,47 +225,32 @@ impl RawEngine {
     /// Writes a plain entry at slot `s` (`NIL` for a new key; JS has checked
     /// it is not a live hash). Returns the slot, or `NIL` when the deadline is
     /// already past (a live old entry is then deleted).
-    pub fn write(
-        &mut self,
-        s: u32,
-        flags: u32,
-        ttl: f64,
-        idle: f64,
-        at: f64,
-        weight: f64,
-    ) -> JsResult<u32> {
-        let w = Self::weight(weight)?;
-        let r = self.begin().write(
-            Self::slot(s),
-            &write_opts(flags, ttl, idle, at),
-            w,
-            flags & TO_MAIN != 0,
-        );
+    pub fn write(&mut self, s: u32, flags: u32, ttl: f64, idle: f64, at: f64, weight: f64) -> u32 {
+        let r = Self::weight(weight).and_then(|w| {
+            let opts = write_opts(flags, ttl, idle, at);
+            self.begin().write(Self::slot(s), &opts, w, flags & TO_MAIN != 0)
+        });
         self.publish();
-        Ok(r?.unwrap_or(NIL))
+        self.settle(r)
     }
 
     /// Writes field slot `f` (`NIL` if new) of hash `h` (`NIL` if the key is
     /// missing; JS has checked it is not a live plain entry). Returns the
     /// field's slot or `NIL` when its deadline is already past.
     #[allow(clippy::too_many_arguments)]
-    pub fn hwrite(
-        &mut self,
-        h: u32,
-        f: u32,
-        flags: u32,
-        ttl: f64,
-        idle: f64,
-        at: f64,
-        weight: f64,
-    ) -> JsResult<u32> {
-        let w = Self::weight(weight)?;
-        let opts = write_opts(flags, ttl, idle, at);
-        let r = self
-            .begin()
-            .hwrite(Self::slot(h), Self::slot(f), &opts, w, flags & TO_MAIN != 0);
+    pub fn hwrite(&mut self, h: u32, f: u32, flags: u32, ttl: f64, idle: f64, at: f64, weight: f64) -> u32 {
+        let r = Self::weight(weight).and_then(|w| {
+            let opts = write_opts(flags, ttl, idle, at);
+            self.begin().hwrite(Self::slot(h), Self::slot(f), &opts, w, flags & TO_MAIN != 0)
+        });
         self.publish();
-        Ok(r?.unwrap_or(NIL))
+        self.settle(r)
+    }
+
+    /// The error behind the last `FAILED` from `write`/`hwrite`.
+    #[wasm_bindgen(js_name = takeError)]
+    pub fn take_error(&mut self) -> JsValue {
+        self.error.take().map_or(JsValue::UNDEFINED, JsValue::from)
     }
 
     /// The hash slot a field belongs to.
@@ -243,9 +269,7 @@ impl RawEngine {
     /// (`NIL`: missing, validate only). Returns whether anything changed.
     #[wasm_bindgen(js_name = expireAt)]
     pub fn expire_at(&mut self, s: u32, t: f64, rel: bool, cond_code: u32) -> JsResult<bool> {
-        let r = self
-            .begin()
-            .set_expiry(Self::slot(s), t, rel, cond(cond_code));
+        let r = self.begin().set_expiry(Self::slot(s), t, rel, cond(cond_code));
         self.publish();
         Ok(r?)
     }
@@ -264,7 +288,9 @@ impl RawEngine {
     /// `[expired, evicted, deleted, inserted, updated, ticks, swept,
     /// rescheduled, cascaded, scheduled, keys, entries, bytes, smallQueue,
     /// engineBytes]`.
-    pub fn stats(&self) -> Vec<f64> {
+    pub fn stats(&mut self) -> Vec<f64> {
+        self.begin();
+        self.publish();
         let c = &self.e.counters;
         [
             c.expired,

@@ -8,18 +8,9 @@ use crate::error::{Error, Result};
 
 enum Item<K, V> {
     Free,
-    Plain {
-        key: K,
-        value: V,
-    },
-    Hash {
-        key: K,
-        fields: HashMap<String, u32>,
-    },
-    Field {
-        name: String,
-        value: V,
-    },
+    Plain { key: K, value: V },
+    Hash { key: K, fields: HashMap<String, u32> },
+    Field { name: String, value: V },
 }
 
 /// An entry or field that left the cache, as handed to the removal callback.
@@ -153,8 +144,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     fn item(&mut self, s: u32) -> &mut Item<K, V> {
         let i = s as usize;
         if self.items.len() <= i {
-            self.items
-                .resize_with(self.engine.capacity().max(i + 1), || Item::Free);
+            self.items.resize_with(self.engine.capacity().max(i + 1), || Item::Free);
         }
         &mut self.items[i]
     }
@@ -185,12 +175,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
                     if flags & LOG_GHOST != 0 {
                         self.remember(key.clone());
                     }
-                    out.push(Removed {
-                        key,
-                        field: None,
-                        value,
-                        reason,
-                    });
+                    out.push(Removed { key, field: None, value, reason });
                 }
                 Item::Hash { key, .. } => {
                     self.index.remove(&key);
@@ -201,12 +186,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
                 Item::Field { name, value } => {
                     if let Item::Hash { key, fields } = self.item(parent) {
                         fields.remove(&name);
-                        out.push(Removed {
-                            key: key.clone(),
-                            field: Some(name),
-                            value,
-                            reason,
-                        });
+                        out.push(Removed { key: key.clone(), field: Some(name), value, reason });
                     }
                 }
                 Item::Free => {}
@@ -219,11 +199,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     }
 
     fn remember(&mut self, key: K) {
-        let cap = self
-            .engine
-            .options()
-            .max_entries
-            .unwrap_or(self.index.len().max(64) as u64) as usize;
+        let cap = self.engine.options().max_entries.unwrap_or(self.index.len().max(64) as u64) as usize;
         if self.ghost.insert(key.clone()) {
             self.ghost_order.push_back(key);
         }
@@ -248,10 +224,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
 
     fn hash_slot(&self, key: &K) -> Result<Option<u32>> {
         match self.live_slot(key) {
-            Some(s) if !self.is_hash(s) => Err(Error::WrongType {
-                held: "plain value",
-                wanted: "hash",
-            }),
+            Some(s) if !self.is_hash(s) => Err(Error::WrongType { held: "plain value", wanted: "hash" }),
             other => Ok(other),
         }
     }
@@ -260,10 +233,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
         let Item::Hash { fields, .. } = &self.items[h? as usize] else {
             return None;
         };
-        fields
-            .get(field)
-            .copied()
-            .filter(|&f| self.engine.is_live(f))
+        fields.get(field).copied().filter(|&f| self.engine.is_live(f))
     }
 
     fn expire_now(&mut self, s: u32) {
@@ -341,10 +311,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     pub fn set_sized(&mut self, key: K, value: V, w: Write, size: u32) -> Result<()> {
         let s = self.slot(&key);
         if s.is_some_and(|s| self.engine.is_live(s) && self.is_hash(s)) {
-            return Err(Error::WrongType {
-                held: "hash",
-                wanted: "plain value",
-            });
+            return Err(Error::WrongType { held: "hash", wanted: "plain value" });
         }
         let to_main = s.is_none() && self.bounded && self.ghost.contains(&key);
         let r = self.engine.write(s, &w, size, to_main)?;
@@ -357,18 +324,10 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
             match self.item(r) {
                 Item::Plain { value: old, .. } => {
                     let value = std::mem::replace(old, value);
-                    out.push(Removed {
-                        key: key.clone(),
-                        field: None,
-                        value,
-                        reason: Reason::Replaced,
-                    });
+                    out.push(Removed { key: key.clone(), field: None, value, reason: Reason::Replaced });
                 }
                 slot => {
-                    *slot = Item::Plain {
-                        key: key.clone(),
-                        value,
-                    };
+                    *slot = Item::Plain { key: key.clone(), value };
                     self.index.insert(key.clone(), r);
                 }
             }
@@ -398,10 +357,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
             return Ok(None);
         }
         if self.is_hash(s) {
-            return Err(Error::WrongType {
-                held: "hash",
-                wanted: "plain value",
-            });
+            return Err(Error::WrongType { held: "hash", wanted: "plain value" });
         }
         self.engine.read(s);
         self.hits += 1;
@@ -423,10 +379,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
             None => Ok(None),
             Some(s) => match &self.items[s as usize] {
                 Item::Plain { value, .. } => Ok(Some(value)),
-                _ => Err(Error::WrongType {
-                    held: "hash",
-                    wanted: "plain value",
-                }),
+                _ => Err(Error::WrongType { held: "hash", wanted: "plain value" }),
             },
         }
     }
@@ -529,14 +482,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
             return false;
         };
         let live = self.engine.is_live(s);
-        self.engine.remove(
-            s,
-            if live {
-                Reason::Deleted
-            } else {
-                Reason::Expired
-            },
-        );
+        self.engine.remove(s, if live { Reason::Deleted } else { Reason::Expired });
         self.drain();
         live
     }
@@ -582,12 +528,10 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert_eq!(c.iter().collect::<Vec<_>>(), vec![(&"a", &1)]);
     /// ```
     pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> + '_ {
-        self.index
-            .iter()
-            .filter_map(move |(k, &s)| match &self.items[s as usize] {
-                Item::Plain { value, .. } if self.engine.is_live(s) => Some((k, value)),
-                _ => None,
-            })
+        self.index.iter().filter_map(move |(k, &s)| match &self.items[s as usize] {
+            Item::Plain { value, .. } if self.engine.is_live(s) => Some((k, value)),
+            _ => None,
+        })
     }
 
     /// Live keys (plain and hash), in no particular order.
@@ -598,10 +542,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert_eq!(c.keys().collect::<Vec<_>>(), vec![&"h"]);
     /// ```
     pub fn keys(&self) -> impl Iterator<Item = &K> + '_ {
-        self.index
-            .iter()
-            .filter(move |(_, &s)| self.engine.is_live(s))
-            .map(|(k, _)| k)
+        self.index.iter().filter(move |(_, &s)| self.engine.is_live(s)).map(|(k, _)| k)
     }
 
     /// Counters and gauges.
@@ -645,14 +586,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// c.hset_sized("h", "a", (), Default::default(), 6).unwrap();
     /// assert!(c.hset_sized("h", "b", (), Default::default(), 6).is_err()); // the hash alone would not fit
     /// ```
-    pub fn hset_sized(
-        &mut self,
-        key: K,
-        field: &str,
-        value: V,
-        w: Write,
-        size: u32,
-    ) -> Result<bool> {
+    pub fn hset_sized(&mut self, key: K, field: &str, value: V, w: Write, size: u32) -> Result<bool> {
         let h = self.slot(&key);
         let live_h = self.hash_slot(&key)?;
         let f = live_h.and_then(|h| match &self.items[h as usize] {
@@ -672,28 +606,17 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
         // Replay first: the slots handed out may be ones this write just freed.
         let mut out = self.replay();
         if !matches!(self.item(hs), Item::Hash { .. }) {
-            *self.item(hs) = Item::Hash {
-                key: key.clone(),
-                fields: HashMap::new(),
-            };
+            *self.item(hs) = Item::Hash { key: key.clone(), fields: HashMap::new() };
             self.index.insert(key.clone(), hs);
         }
         let is_new = match self.item(r) {
             Item::Field { value: old, .. } => {
                 let value = std::mem::replace(old, value);
-                out.push(Removed {
-                    key,
-                    field: Some(field.to_owned()),
-                    value,
-                    reason: Reason::Replaced,
-                });
+                out.push(Removed { key, field: Some(field.to_owned()), value, reason: Reason::Replaced });
                 false
             }
             slot => {
-                *slot = Item::Field {
-                    name: field.to_owned(),
-                    value,
-                };
+                *slot = Item::Field { name: field.to_owned(), value };
                 true
             }
         };
@@ -723,10 +646,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
             return Ok(None);
         }
         let Item::Hash { fields, .. } = &self.items[s as usize] else {
-            return Err(Error::WrongType {
-                held: "plain value",
-                wanted: "hash",
-            });
+            return Err(Error::WrongType { held: "plain value", wanted: "hash" });
         };
         let Some(f) = fields.get(field).copied() else {
             self.misses += 1;

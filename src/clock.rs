@@ -24,9 +24,7 @@ pub struct Clock {
 impl Clock {
     /// A clock at `now`, which must be finite.
     pub fn new(now: f64) -> Result<Self> {
-        Ok(Clock {
-            now: finite_time("now", now)?,
-        })
+        Ok(Clock { now: finite_time("now", now)? })
     }
 
     /// The current time.
@@ -50,10 +48,7 @@ pub(crate) fn finite_time(arg: &'static str, t: f64) -> Result<f64> {
     if t.is_finite() {
         Ok(t)
     } else {
-        Err(Error::range(
-            arg,
-            format!("must be a finite number of milliseconds, got {t}"),
-        ))
+        Err(Error::range(arg, format!("must be a finite number of milliseconds, got {t}")))
     }
 }
 
@@ -62,10 +57,7 @@ pub(crate) fn lifetime(arg: &'static str, ms: f64) -> Result<f64> {
     if ms > 0.0 {
         Ok(ms)
     } else {
-        Err(Error::range(
-            arg,
-            format!("must be a positive number of milliseconds or Infinity, got {ms}"),
-        ))
+        Err(Error::range(arg, format!("must be a positive number of milliseconds or Infinity, got {ms}")))
     }
 }
 
@@ -74,10 +66,7 @@ pub(crate) fn delay(arg: &'static str, ms: f64) -> Result<f64> {
     if ms.is_finite() {
         Ok(ms)
     } else {
-        Err(Error::range(
-            arg,
-            format!("must be a finite number of milliseconds, got {ms}"),
-        ))
+        Err(Error::range(arg, format!("must be a finite number of milliseconds, got {ms}")))
     }
 }
 

@@ -90,10 +90,7 @@ impl Cond {
             "XX" => Ok(Cond::Xx),
             "GT" => Ok(Cond::Gt),
             "LT" => Ok(Cond::Lt),
-            _ => Err(Error::ty(
-                "cond",
-                format!("must be \"NX\", \"XX\", \"GT\" or \"LT\", got {s:?}"),
-            )),
+            _ => Err(Error::ty("cond", format!("must be \"NX\", \"XX\", \"GT\" or \"LT\", got {s:?}"))),
         }
     }
 
@@ -131,13 +128,7 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Options {
-            ttl: None,
-            idle: None,
-            max_entries: None,
-            max_bytes: None,
-            sweep_budget: Some(1000),
-        }
+        Options { ttl: None, idle: None, max_entries: None, max_bytes: None, sweep_budget: Some(1000) }
     }
 }
 
@@ -150,16 +141,10 @@ impl Options {
             lifetime("idle", t)?;
         }
         if self.max_entries == Some(0) {
-            return Err(Error::range(
-                "maxEntries",
-                "must be a positive integer or Infinity",
-            ));
+            return Err(Error::range("maxEntries", "must be a positive integer or Infinity"));
         }
         if self.max_bytes == Some(0) {
-            return Err(Error::range(
-                "maxBytes",
-                "must be a positive integer or Infinity",
-            ));
+            return Err(Error::range("maxBytes", "must be a positive integer or Infinity"));
         }
         Ok(())
     }
@@ -198,11 +183,7 @@ pub(crate) struct Times {
 }
 
 impl Times {
-    const EMPTY: Times = Times {
-        abs: NEVER,
-        last: 0.0,
-        idle: NEVER,
-    };
+    const EMPTY: Times = Times { abs: NEVER, last: 0.0, idle: NEVER };
 
     pub fn deadline(&self) -> f64 {
         self.abs.min(self.last + self.idle)
@@ -217,10 +198,7 @@ pub(crate) struct Clocks {
 }
 
 impl Clocks {
-    pub const NONE: Clocks = Clocks {
-        abs: NEVER,
-        idle: NEVER,
-    };
+    pub const NONE: Clocks = Clocks { abs: NEVER, idle: NEVER };
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -230,6 +208,8 @@ pub(crate) enum Kind {
     Plain = 1,
     Hash = 2,
     Field = 3,
+    /// Handed to the host for a batched insert (see `reserve`), not yet live.
+    Reserved = 4,
 }
 
 /// Bits of a log record's flags word.
@@ -505,7 +485,7 @@ impl Engine {
     /// Live: its own deadline, and for a field its hash's too, is in the future.
     pub fn is_live(&self, s: u32) -> bool {
         match self.kind[s as usize] {
-            Kind::Free => false,
+            Kind::Free | Kind::Reserved => false,
             Kind::Field => self.own_live(s) && self.own_live(self.family[s as usize]),
             _ => self.own_live(s),
         }
@@ -567,7 +547,7 @@ impl Engine {
 
     /// Slots in use, in slot order.
     pub fn occupied(&self) -> impl Iterator<Item = u32> + '_ {
-        (0..self.kind.len() as u32).filter(move |&s| self.kind[s as usize] != Kind::Free)
+        (0..self.kind.len() as u32).filter(move |&s| !matches!(self.kind[s as usize], Kind::Free | Kind::Reserved))
     }
 
     // ---- writes -----------------------------------------------------------
@@ -575,10 +555,7 @@ impl Engine {
     /// Turns per-write options into deadlines, validating everything.
     pub fn resolve(&self, w: &Write) -> Result<Clocks> {
         if w.keep_ttl && (w.ttl.is_some() || w.idle.is_some() || w.expire_at.is_some()) {
-            return Err(Error::ty(
-                "keepTtl",
-                "cannot be combined with ttl, idle or expireAt",
-            ));
+            return Err(Error::ty("keepTtl", "cannot be combined with ttl, idle or expireAt"));
         }
         if w.ttl.is_some() && w.expire_at.is_some() {
             return Err(Error::ty("expireAt", "cannot be combined with ttl"));
@@ -607,12 +584,7 @@ impl Engine {
     /// Fails if `weight` can never fit, whatever is evicted. `within` is the
     /// hash a field goes into: it is never evicted for its own field, so its
     /// other fields count against the bounds.
-    pub fn check_fits(
-        &self,
-        weight: u32,
-        within: Option<u32>,
-        replacing: Option<u32>,
-    ) -> Result<()> {
+    pub fn check_fits(&self, weight: u32, within: Option<u32>, replacing: Option<u32>) -> Result<()> {
         let w = u64::from(weight);
         let old = replacing.map_or(0, |s| u64::from(self.weight[s as usize]));
         let (mut e, mut b) = (u64::from(replacing.is_none()), w);
@@ -621,18 +593,12 @@ impl Engine {
             b += u64::from(self.weight[h as usize]) - old;
         }
         if b > self.max_bytes {
-            return Err(Error::range(
-                "sizeOf",
-                format!("size {weight} can never fit in maxBytes {}", self.max_bytes),
-            ));
+            return Err(Error::range("sizeOf", format!("size {weight} can never fit in maxBytes {}", self.max_bytes)));
         }
         if e > self.max_entries {
             return Err(Error::range(
                 "field",
-                format!(
-                    "the hash would hold more fields than maxEntries {}",
-                    self.max_entries
-                ),
+                format!("the hash would hold more fields than maxEntries {}", self.max_entries),
             ));
         }
         Ok(())
@@ -649,11 +615,7 @@ impl Engine {
             let Some(v) = self.policy.evict(keep) else {
                 break;
             };
-            let reason = if self.own_live(v.slot) {
-                Reason::Evicted
-            } else {
-                Reason::Expired
-            };
+            let reason = if self.own_live(v.slot) { Reason::Evicted } else { Reason::Expired };
             let start = self.log.len();
             self.remove(v.slot, reason);
             if v.ghost && reason == Reason::Evicted {
@@ -688,11 +650,7 @@ impl Engine {
     }
 
     fn set_clocks(&mut self, s: u32, c: Clocks) {
-        self.times[s as usize] = Times {
-            abs: c.abs,
-            last: self.now(),
-            idle: c.idle,
-        };
+        self.times[s as usize] = Times { abs: c.abs, last: self.now(), idle: c.idle };
         self.reschedule(s);
     }
 
@@ -725,6 +683,34 @@ impl Engine {
         s
     }
 
+    /// Takes up to `n` free slots for the host to fill itself (batched
+    /// inserts), growing the columns if needed.
+    pub fn reserve(&mut self, n: usize, out: &mut Vec<u32>) {
+        out.clear();
+        for _ in 0..n {
+            out.push(self.alloc(Kind::Reserved));
+        }
+    }
+
+    /// Links reserved slot `s`, whose `times` and `freq` the host has already
+    /// written, as a plain entry of weight 0 (what `insert` would have done).
+    /// The host only does this when the write needs no eviction and the
+    /// clocks are live.
+    pub fn commit_reserved(&mut self, s: u32, to_main: bool) {
+        let i = s as usize;
+        debug_assert_eq!(self.kind[i], Kind::Reserved);
+        self.kind[i] = Kind::Plain;
+        self.weight[i] = 0;
+        self.family[i] = NIL;
+        self.entries += 1;
+        self.keys += 1;
+        self.counters.inserted += 1;
+        let freq = self.policy.freq[i];
+        self.policy.insert(s, to_main);
+        self.policy.freq[i] = freq;
+        self.schedule(s);
+    }
+
     /// Adds a field to hash `h`.
     pub fn insert_field(&mut self, h: u32, c: Clocks, weight: u32) -> u32 {
         self.make_room(1, u64::from(weight), Some(h));
@@ -747,11 +733,7 @@ impl Engine {
     pub fn overwrite(&mut self, s: u32, c: Option<Clocks>, weight: u32) {
         let i = s as usize;
         let old = self.weight[i];
-        let owner = if self.kind[i] == Kind::Field {
-            self.family[i]
-        } else {
-            s
-        };
+        let owner = if self.kind[i] == Kind::Field { self.family[i] } else { s };
         if weight > old {
             self.make_room(0, u64::from(weight - old), Some(owner));
         }
@@ -774,10 +756,7 @@ impl Engine {
         if w.keep_ttl {
             if let Some(s) = s.filter(|&s| self.is_live(s)) {
                 let t = self.times[s as usize];
-                c = Clocks {
-                    abs: t.abs,
-                    idle: t.idle,
-                };
+                c = Clocks { abs: t.abs, idle: t.idle };
             }
         }
         Ok(c)
@@ -788,13 +767,7 @@ impl Engine {
     /// first. Returns the entry's slot, or `None` when the deadline is
     /// already past (a live old entry is then deleted). Validates everything
     /// before changing anything.
-    pub fn write(
-        &mut self,
-        s: Option<u32>,
-        w: &Write,
-        weight: u32,
-        to_main: bool,
-    ) -> Result<Option<u32>> {
+    pub fn write(&mut self, s: Option<u32>, w: &Write, weight: u32, to_main: bool) -> Result<Option<u32>> {
         let c = self.check_write(s, w)?;
         let live = s.filter(|&s| self.is_live(s));
         self.check_fits(weight, None, live)?;
@@ -811,8 +784,7 @@ impl Engine {
                 if let Some(s) = old {
                     self.remove(s, Reason::Expired);
                 }
-                self.clocks_live(&c)
-                    .then(|| self.insert(Kind::Plain, c, weight, to_main))
+                self.clocks_live(&c).then(|| self.insert(Kind::Plain, c, weight, to_main))
             }
         })
     }
@@ -869,18 +841,8 @@ impl Engine {
 
     /// `expire` (relative `ms`) or `expire_at` (absolute `t`), validated.
     /// `s = None` validates only. Returns whether anything changed.
-    pub fn set_expiry(
-        &mut self,
-        s: Option<u32>,
-        t: f64,
-        relative: bool,
-        cond: Option<Cond>,
-    ) -> Result<bool> {
-        let at = if relative {
-            crate::clock::delay("ms", t)? + self.now()
-        } else {
-            finite_time("time", t)?
-        };
+    pub fn set_expiry(&mut self, s: Option<u32>, t: f64, relative: bool, cond: Option<Cond>) -> Result<bool> {
+        let at = if relative { crate::clock::delay("ms", t)? + self.now() } else { finite_time("time", t)? };
         Ok(match s {
             Some(s) => self.expire_at(s, at, cond),
             None => false,
@@ -918,8 +880,7 @@ impl Engine {
     // ---- removal ----------------------------------------------------------
 
     fn log(&mut self, s: u32, reason: Reason, kind: Kind, parent: u32) {
-        self.log
-            .extend_from_slice(&[s, reason as u32 | (kind as u32) << 4, parent]);
+        self.log.extend_from_slice(&[s, reason as u32 | (kind as u32) << 4, parent]);
     }
 
     fn count(&mut self, reason: Reason, n: u64) {
@@ -946,7 +907,7 @@ impl Engine {
     pub fn remove(&mut self, s: u32, reason: Reason) -> u64 {
         let i = s as usize;
         match self.kind[i] {
-            Kind::Free => 0,
+            Kind::Free | Kind::Reserved => 0,
             Kind::Plain => {
                 self.policy.remove(s);
                 self.log(s, reason, Kind::Plain, NIL);
@@ -996,11 +957,7 @@ impl Engine {
         for pass in [Kind::Field, Kind::Plain, Kind::Hash] {
             for s in 0..self.kind.len() as u32 {
                 if self.kind[s as usize] == pass {
-                    let parent = if pass == Kind::Field {
-                        self.family[s as usize]
-                    } else {
-                        NIL
-                    };
+                    let parent = if pass == Kind::Field { self.family[s as usize] } else { NIL };
                     self.log(s, Reason::Cleared, pass, parent);
                 }
             }
@@ -1035,13 +992,7 @@ mod tests {
     }
 
     fn plain(e: &mut Engine, ttl: f64, idle: f64) -> u32 {
-        let c = e
-            .resolve(&Write {
-                ttl: Some(ttl),
-                idle: Some(idle),
-                ..Default::default()
-            })
-            .unwrap();
+        let c = e.resolve(&Write { ttl: Some(ttl), idle: Some(idle), ..Default::default() }).unwrap();
         e.insert(Kind::Plain, c, 0, false)
     }
 
@@ -1062,10 +1013,7 @@ mod tests {
 
     #[test]
     fn tick_respects_the_budget_and_resumes() {
-        let mut e = engine(Options {
-            sweep_budget: Some(10),
-            ..Default::default()
-        });
+        let mut e = engine(Options { sweep_budget: Some(10), ..Default::default() });
         for _ in 0..25 {
             plain(&mut e, 5.0, NEVER);
         }
@@ -1094,23 +1042,13 @@ mod tests {
 
     #[test]
     fn capacity_evicts_and_marks_ghosts() {
-        let mut e = engine(Options {
-            max_entries: Some(3),
-            ..Default::default()
-        });
+        let mut e = engine(Options { max_entries: Some(3), ..Default::default() });
         let a = plain(&mut e, NEVER, NEVER);
         for _ in 0..3 {
             plain(&mut e, NEVER, NEVER);
         }
         assert_eq!(e.entries(), 3);
-        assert_eq!(
-            &e.log[..],
-            &[
-                a,
-                Reason::Evicted as u32 | (Kind::Plain as u32) << 4 | LOG_GHOST,
-                NIL
-            ]
-        );
+        assert_eq!(&e.log[..], &[a, Reason::Evicted as u32 | (Kind::Plain as u32) << 4 | LOG_GHOST, NIL]);
     }
 
     #[test]
@@ -1130,10 +1068,7 @@ mod tests {
 
     #[test]
     fn an_expired_hash_is_swept_within_the_budget() {
-        let mut e = engine(Options {
-            sweep_budget: Some(100),
-            ..Default::default()
-        });
+        let mut e = engine(Options { sweep_budget: Some(100), ..Default::default() });
         let h = e.insert(Kind::Hash, Clocks::NONE, 0, false);
         let c = e.resolve(&Write::default()).unwrap();
         for _ in 0..250 {

@@ -45,16 +45,10 @@ pub enum Error {
 
 impl Error {
     pub(crate) fn ty(arg: &'static str, msg: impl Into<String>) -> Self {
-        Error::Type {
-            arg,
-            msg: msg.into(),
-        }
+        Error::Type { arg, msg: msg.into() }
     }
     pub(crate) fn range(arg: &'static str, msg: impl Into<String>) -> Self {
-        Error::Range {
-            arg,
-            msg: msg.into(),
-        }
+        Error::Range { arg, msg: msg.into() }
     }
     pub(crate) fn corrupt(msg: impl Into<String>) -> Self {
         Error::Corrupt(msg.into())
@@ -65,10 +59,9 @@ impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Error::Type { arg, msg } | Error::Range { arg, msg } => write!(f, "{arg}: {msg}"),
-            Error::WrongType { held, wanted } => write!(
-                f,
-                "WRONGTYPE: key holds a {held}, but this operation needs a {wanted}"
-            ),
+            Error::WrongType { held, wanted } => {
+                write!(f, "WRONGTYPE: key holds a {held}, but this operation needs a {wanted}")
+            }
             Error::Corrupt(msg) => write!(f, "snapshot: {msg}"),
         }
     }

@@ -18,11 +18,7 @@ pub(crate) struct List {
 
 impl Default for List {
     fn default() -> Self {
-        List {
-            head: NIL,
-            tail: NIL,
-            len: 0,
-        }
+        List { head: NIL, tail: NIL, len: 0 }
     }
 }
 

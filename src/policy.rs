@@ -92,13 +92,9 @@ impl Policy {
             return None;
         }
         loop {
-            let from_small =
-                self.small.len > 0 && (self.small.len * 10 >= total || self.main.len == 0);
+            let from_small = self.small.len > 0 && (self.small.len * 10 >= total || self.main.len == 0);
             if from_small {
-                let s = self
-                    .links
-                    .pop_back(&mut self.small)
-                    .expect("non-empty small");
+                let s = self.links.pop_back(&mut self.small).expect("non-empty small");
                 let i = s as usize;
                 if self.freq[i] > 0 || Some(s) == keep {
                     self.freq[i] = 0;
@@ -107,10 +103,7 @@ impl Policy {
                     continue;
                 }
                 self.queue[i] = QUEUE_NONE;
-                return Some(Victim {
-                    slot: s,
-                    ghost: true,
-                });
+                return Some(Victim { slot: s, ghost: true });
             }
             let s = self.links.pop_back(&mut self.main).expect("non-empty main");
             let i = s as usize;
@@ -123,10 +116,7 @@ impl Policy {
                 continue;
             }
             self.queue[i] = QUEUE_NONE;
-            return Some(Victim {
-                slot: s,
-                ghost: false,
-            });
+            return Some(Victim { slot: s, ghost: false });
         }
     }
 
@@ -167,14 +157,7 @@ mod tests {
         }
         p.hit(0);
         let v = p.evict(None).unwrap();
-        assert_eq!(
-            v,
-            Victim {
-                slot: 1,
-                ghost: true
-            },
-            "0 was read, so 1 is the oldest unread"
-        );
+        assert_eq!(v, Victim { slot: 1, ghost: true }, "0 was read, so 1 is the oldest unread");
         assert_eq!(p.queue_of(0), QUEUE_MAIN);
     }
 
@@ -203,10 +186,7 @@ mod tests {
             }
         }
         let hot_left = (0..100).filter(|&h| p.queue_of(h) != QUEUE_NONE).count();
-        assert!(
-            hot_left >= 80,
-            "only {hot_left} of 100 hot keys survived the scan"
-        );
+        assert!(hot_left >= 80, "only {hot_left} of 100 hot keys survived the scan");
     }
 
     #[test]

@@ -88,11 +88,7 @@ impl Wheel {
         debug_assert!(!self.is_scheduled(s));
         let t = t.max(self.cur);
         let diff = t ^ self.cur;
-        let level = if diff == 0 {
-            0
-        } else {
-            (63 - diff.leading_zeros() as usize) / BITS as usize
-        };
+        let level = if diff == 0 { 0 } else { (63 - diff.leading_zeros() as usize) / BITS as usize };
         let g = group(t, level);
         let b = level * SLOTS + g;
         self.links.push_front(&mut self.buckets[b], s);
@@ -118,10 +114,7 @@ impl Wheel {
 
     fn take(&mut self, level: usize, g: usize) -> u32 {
         let b = level * SLOTS + g;
-        let s = self
-            .links
-            .pop_front(&mut self.buckets[b])
-            .expect("occupied bucket");
+        let s = self.links.pop_front(&mut self.buckets[b]).expect("occupied bucket");
         if self.buckets[b].is_empty() {
             self.occupied[level] &= !(1 << g);
         }
@@ -221,37 +214,18 @@ mod tests {
             w.schedule(s as u32, t);
         }
         let mut fired = vec![];
-        let checkpoints = [
-            0u64,
-            1,
-            62,
-            63,
-            64,
-            65,
-            4095,
-            4096,
-            299_999,
-            300_000,
-            1 << 40,
-            u64::MAX,
-        ];
+        let checkpoints = [0u64, 1, 62, 63, 64, 65, 4095, 4096, 299_999, 300_000, 1 << 40, u64::MAX];
         for &limit in &checkpoints {
             let mut d = w.drain(limit, &ticks);
             d.sort();
             for &s in &d {
-                assert!(
-                    ticks[s as usize] <= limit,
-                    "slot {s} fired early at {limit}"
-                );
+                assert!(ticks[s as usize] <= limit, "slot {s} fired early at {limit}");
             }
             fired.extend(d);
             // Everything at or before the limit is out.
             for (s, &t) in ticks.iter().enumerate() {
                 if t <= limit {
-                    assert!(
-                        fired.contains(&(s as u32)),
-                        "slot {s} (tick {t}) missed at {limit}"
-                    );
+                    assert!(fired.contains(&(s as u32)), "slot {s} (tick {t}) missed at {limit}");
                 }
             }
         }

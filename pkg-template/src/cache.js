@@ -12,6 +12,7 @@
 import { RawEngine, wasmMemory } from "./glue.js";
 
 const NIL = 0xffffffff;
+const FAILED = 0xfffffffe; // write/hwrite: the call threw; fetch it with takeError()
 const REASONS = ["expired", "evicted", "deleted", "replaced", "cleared"];
 const EXPIRED = 0;
 const DELETED = 2;
@@ -24,6 +25,19 @@ const HAS_AT = 4;
 const KEEP_TTL = 8;
 const TO_MAIN = 16;
 const MAX_FREQ = 3;
+const TO_MAIN_BIT = 0x80000000;
+// Status block words (see binding.rs ST_*).
+const ST_LOG = 0;
+const ST_LOG_LEN = 1;
+const ST_CAP = 2;
+const ST_TIMES = 3;
+const ST_FREQ = 4;
+const ST_PENDING_PTR = 5;
+const ST_PENDING = 6;
+const ST_ENTRIES = 7;
+const ST_SPARE = 8;
+const ST_SPARE_LEN = 9;
+const RESERVE_BATCH = 256;
 const CONDS = { NX: 1, XX: 2, GT: 3, LT: 4 };
 const CTOR_OPTIONS = new Set(["now", "ttl", "idle", "maxEntries", "maxBytes", "sizeOf", "sweepBudget", "dispose"]);
 const WRITE_OPTIONS = new Set(["ttl", "idle", "expireAt", "keepTtl"]);
@@ -34,9 +48,11 @@ let F64 = new Float64Array(0);
 let U8 = new Uint8Array(0);
 let U32 = new Uint32Array(0);
 
+// A growing wasm memory detaches its old buffer, which empties every view of
+// it; that is cheaper to test than reading `memory.buffer` on every call.
 function sync() {
-  const b = memory.buffer;
-  if (F64.buffer !== b) {
+  if (F64.length === 0) {
+    const b = memory.buffer;
     F64 = new Float64Array(b);
     U8 = new Uint8Array(b);
     U32 = new Uint32Array(b);
@@ -167,8 +183,16 @@ export class TtlCache {
   #ghost = null; // recently evicted unread keys (S3-FIFO ghost queue)
   #ghostCap = 0;
   #opts;
+  #ttl; // default clocks, for writes done on this side
+  #idle;
+  #maxEntries;
+  #spare = []; // slots reserved in wasm for inserts done on this side
+  #pend = 0; // U32 index of the engine's pending-insert queue
+  #np = 0; // inserts queued there since the last call
+  #npCap = 0;
   #hits = 0;
   #misses = 0;
+  #updated = 0;
 
   /**
    * @param {object} [options] `now`, `ttl`, `idle`, `maxEntries`, `maxBytes`,
@@ -195,6 +219,11 @@ export class TtlCache {
     this.#st = this.#eng.statusPtr() >>> 2;
     this.#now = this.#eng.now();
     this.#opts = { ttl, idle, maxEntries, maxBytes, sweepBudget };
+    this.#ttl = ttl;
+    this.#idle = idle;
+    this.#maxEntries = maxEntries;
+    this.#pend = U32[this.#st + ST_PENDING_PTR] >>> 2;
+    this.#npCap = this.#eng.pendingCap();
     if (maxEntries !== Infinity || maxBytes !== Infinity) {
       this.#ghost = new Map();
       this.#ghostCap = maxEntries !== Infinity ? maxEntries : 0;
@@ -204,11 +233,32 @@ export class TtlCache {
 
   // ---- plumbing -----------------------------------------------------------
 
+  /**
+   * The engine, after handing it the inserts queued on this side: every call
+   * into wasm goes through here, so the engine never sees a stale state.
+   */
+  #e() {
+    if (this.#np !== 0) {
+      U32[this.#st + ST_PENDING] = this.#np;
+      this.#np = 0;
+    }
+    return this.#eng;
+  }
+
   #rebase() {
     const st = this.#st;
-    this.#cap = U32[st + 2];
-    this.#t = U32[st + 3] >>> 3;
-    this.#f = U32[st + 4];
+    const cap = U32[st + ST_CAP];
+    this.#cap = cap;
+    this.#t = U32[st + ST_TIMES] >>> 3;
+    this.#f = U32[st + ST_FREQ];
+    // Keep the slot arrays packed and as long as the engine's columns: V8
+    // reads and writes past the end, or into holes, on a slow path.
+    const keys = this.#keys;
+    const vals = this.#vals;
+    for (let i = keys.length; i < cap; i++) {
+      keys.push(undefined);
+      vals.push(undefined);
+    }
   }
 
   /**
@@ -219,13 +269,13 @@ export class TtlCache {
   #drain() {
     sync();
     const st = this.#st;
-    if (U32[st + 2] !== this.#cap || U32[st + 3] >>> 3 !== this.#t) this.#rebase();
-    const n = U32[st + 1];
+    if (U32[st + ST_CAP] !== this.#cap || U32[st + ST_TIMES] >>> 3 !== this.#t) this.#rebase();
+    const n = U32[st + ST_LOG_LEN];
     if (n === 0) return null;
     const keys = this.#keys;
     const vals = this.#vals;
     const calls = this.#dispose === undefined ? null : [];
-    let p = U32[st] >>> 2;
+    let p = U32[st + ST_LOG] >>> 2;
     const end = p + n;
     for (; p < end; p += 3) {
       const s = U32[p];
@@ -297,7 +347,7 @@ export class TtlCache {
 
   /** Removes an expired slot found by a read (lazy expiry). */
   #expireNow(s) {
-    this.#eng.remove(s, EXPIRED);
+    this.#e().remove(s, EXPIRED);
     this.#flush(this.#drain());
   }
 
@@ -328,15 +378,15 @@ export class TtlCache {
   tick(now) {
     if (now === undefined) now = Date.now();
     checkNumber("now", now);
-    const n = this.#eng.tick(now);
-    this.#now = this.#eng.now();
+    const n = this.#e().tick(now);
+    this.#now = this.#e().now();
     this.#flush(this.#drain());
     return n;
   }
 
   /** Removes every expired entry now. @returns {number} how many */
   purge() {
-    const n = this.#eng.purge();
+    const n = this.#e().purge();
     this.#flush(this.#drain());
     return n;
   }
@@ -349,6 +399,9 @@ export class TtlCache {
     checkValue(value);
     let flags = parseWrite(opts);
     let s = this.#index.get(key);
+    if (this.#sizeOf === undefined && (flags & (HAS_AT | KEEP_TTL)) === 0 && this.#quickSet(key, value, s, flags)) {
+      return this;
+    }
     if (s === undefined) {
       s = NIL;
     } else if (this.#vals[s] instanceof Hash && this.#live(s)) {
@@ -358,7 +411,8 @@ export class TtlCache {
     const ghost = this.#ghost;
     const returning = s === NIL && ghost !== null && ghost.has(key);
     if (returning) flags |= TO_MAIN;
-    const r = this.#eng.write(s, flags, wTtl, wIdle, wAt, w);
+    const r = this.#e().write(s, flags, wTtl, wIdle, wAt, w);
+    if (r === FAILED) throw this.#e().takeError();
     const calls = this.#drain();
     if (returning) ghost.delete(key);
     let pending = calls;
@@ -376,6 +430,73 @@ export class TtlCache {
     }
     this.#flush(pending);
     return this;
+  }
+
+  /**
+   * The common writes, done on this side with no call into wasm: a new key
+   * while there is room (into a slot reserved in advance, linked into the
+   * wheel and queues at the engine's next call), or an overwrite whose
+   * deadline does not move earlier (the wheel reschedules lazily when the
+   * old slot fires). Anything else, or anything invalid, returns false and
+   * takes the engine's path, which validates and throws.
+   */
+  #quickSet(key, value, s, flags) {
+    const now = this.#now;
+    const ttl = flags & HAS_TTL ? wTtl : this.#ttl;
+    const idle = flags & HAS_IDLE ? wIdle : this.#idle;
+    if (!(ttl > 0 && idle > 0)) return false;
+    const abs = now + ttl;
+    const lastIdle = now + idle;
+    const deadline = lastIdle < abs ? lastIdle : abs;
+    if (!(deadline > now)) return false;
+    if (s === undefined) {
+      if (this.#maxEntries !== Infinity && U32[this.#st + ST_ENTRIES] + this.#np >= this.#maxEntries) return false;
+      const spare = this.#spare;
+      if (spare.length === 0) this.#refill();
+      const r = spare.pop();
+      const t = this.#t + r * 3;
+      F64[t] = abs;
+      F64[t + 1] = now;
+      F64[t + 2] = idle;
+      U8[this.#f + r] = 0;
+      let q = r;
+      const ghost = this.#ghost;
+      if (ghost !== null && ghost.delete(key)) q = (r | TO_MAIN_BIT) >>> 0;
+      U32[this.#pend + this.#np] = q;
+      this.#index.set(key, r);
+      this.#keys[r] = key;
+      this.#vals[r] = value;
+      if (++this.#np === this.#npCap) {
+        this.#e().commit();
+        this.#drain();
+      }
+      return true;
+    }
+    const t = this.#t + s * 3;
+    const oldIdle = F64[t + 1] + F64[t + 2];
+    const old = F64[t] < oldIdle ? F64[t] : oldIdle;
+    if (!(old > now) || deadline < old) return false;
+    const prev = this.#vals[s];
+    if (prev instanceof Hash) return false;
+    F64[t] = abs;
+    F64[t + 1] = now;
+    F64[t + 2] = idle;
+    const f = this.#f + s;
+    const fq = U8[f];
+    if (fq < MAX_FREQ) U8[f] = fq + 1;
+    this.#vals[s] = value;
+    this.#updated++;
+    if (this.#dispose !== undefined && prev !== value) this.#flush([prev, key, "replaced", undefined]);
+    return true;
+  }
+
+  #refill() {
+    this.#e().reserve(RESERVE_BATCH);
+    this.#drain();
+    const st = this.#st;
+    const p = U32[st + ST_SPARE] >>> 2;
+    const spare = this.#spare;
+    for (let i = p + U32[st + ST_SPARE_LEN] - 1; i >= p; i--) spare.push(U32[i]);
   }
 
   /** The live value at `key`, restarting its idle window; or `undefined`. */
@@ -435,18 +556,16 @@ export class TtlCache {
     const s = this.#index.get(key);
     if (s === undefined) return false;
     const live = this.#live(s);
-    this.#eng.remove(s, live ? DELETED : EXPIRED);
+    this.#e().remove(s, live ? DELETED : EXPIRED);
     this.#flush(this.#drain());
     return live;
   }
 
   /** Removes everything; `dispose` sees reason `"cleared"`. */
   clear() {
-    this.#eng.clear();
-    const calls = this.#drain();
-    this.#keys.length = 0;
-    this.#vals.length = 0;
-    this.#flush(calls);
+    this.#e().clear();
+    this.#spare.length = 0; // the engine freed our reserved slots too
+    this.#flush(this.#drain());
   }
 
   /** Sets an absolute deadline `ms` from now; `ms <= 0` deletes. */
@@ -464,7 +583,7 @@ export class TtlCache {
   }
 
   #expire(s, t, rel, c) {
-    const r = this.#eng.expireAt(s, t, rel, c);
+    const r = this.#e().expireAt(s, t, rel, c);
     this.#flush(this.#drain());
     return r;
   }
@@ -473,7 +592,7 @@ export class TtlCache {
   persist(key) {
     checkString("key", key);
     const s = this.#liveSlot(key);
-    return s !== NIL && this.#eng.persist(s);
+    return s !== NIL && this.#e().persist(s);
   }
 
   /** Ms until the earliest deadline; `Infinity` if none; `undefined` if missing. */
@@ -524,7 +643,7 @@ export class TtlCache {
 
   /** Counters and gauges for tuning. */
   stats() {
-    const a = this.#eng.stats();
+    const a = this.#e().stats();
     sync();
     const reads = this.#hits + this.#misses;
     return {
@@ -535,7 +654,7 @@ export class TtlCache {
       evicted: a[1],
       deleted: a[2],
       inserted: a[3],
-      updated: a[4],
+      updated: a[4] + this.#updated,
       ticks: a[5],
       swept: a[6],
       rescheduled: a[7],
@@ -595,7 +714,8 @@ export class TtlCache {
     const ghost = this.#ghost;
     const returning = h === NIL && ghost !== null && ghost.has(key);
     if (returning) flags |= TO_MAIN;
-    const r = this.#eng.hwrite(h, f, flags, wTtl, wIdle, wAt, w);
+    const r = this.#e().hwrite(h, f, flags, wTtl, wIdle, wAt, w);
+    if (r === FAILED) throw this.#e().takeError();
     let calls = this.#drain();
     if (returning) ghost.delete(key);
     if (calls === null && this.#dispose !== undefined) calls = [];
@@ -603,7 +723,7 @@ export class TtlCache {
       this.#flush(calls);
       return false;
     }
-    const hs = this.#eng.parent(r);
+    const hs = this.#e().parent(r);
     let box = this.#vals[hs];
     if (this.#keys[hs] === undefined) {
       box = new Hash();
@@ -670,7 +790,7 @@ export class TtlCache {
     checkString("field", field);
     const f = this.#fieldSlot(this.#hashSlot(key), field);
     if (f === NIL) return false;
-    this.#eng.remove(f, DELETED);
+    this.#e().remove(f, DELETED);
     this.#flush(this.#drain());
     return true;
   }
@@ -715,7 +835,7 @@ export class TtlCache {
     checkString("key", key);
     checkString("field", field);
     const f = this.#fieldSlot(this.#hashSlot(key), field);
-    return f !== NIL && this.#eng.persist(f);
+    return f !== NIL && this.#e().persist(f);
   }
 
   /** Ms until the field goes (its own clocks or its key's, whichever first). */
