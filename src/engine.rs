@@ -482,12 +482,15 @@ impl Engine {
         self.times[s as usize].deadline() > self.now()
     }
 
-    /// Live: its own deadline, and for a field its hash's too, is in the future.
+    /// Live: its own deadline is in the future; for a field, its hash's too;
+    /// for a hash, at least one field's too (the key goes with its last
+    /// field, swept or not). That scan stops at the first live field.
     pub fn is_live(&self, s: u32) -> bool {
         match self.kind[s as usize] {
             Kind::Free | Kind::Reserved => false,
             Kind::Field => self.own_live(s) && self.own_live(self.family[s as usize]),
-            _ => self.own_live(s),
+            Kind::Hash => self.own_live(s) && self.fields(s).any(|f| self.own_live(f)),
+            Kind::Plain => self.own_live(s),
         }
     }
 
