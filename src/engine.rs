@@ -209,6 +209,7 @@ pub(crate) enum Kind {
     Hash = 2,
     Field = 3,
     /// Handed to the host for a batched insert (see `reserve`), not yet live.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
     Reserved = 4,
 }
 
@@ -380,6 +381,7 @@ impl Engine {
         }
     }
 
+    #[cfg(test)]
     pub fn advance(&mut self, now: f64) -> Result<()> {
         self.clock.advance(now)
     }
@@ -482,12 +484,15 @@ impl Engine {
         self.times[s as usize].deadline() > self.now()
     }
 
-    /// Live: its own deadline, and for a field its hash's too, is in the future.
+    /// Live: its own deadline is in the future; for a field, its hash's too;
+    /// for a hash, at least one field's too (the key goes with its last
+    /// field, swept or not). That scan stops at the first live field.
     pub fn is_live(&self, s: u32) -> bool {
         match self.kind[s as usize] {
             Kind::Free | Kind::Reserved => false,
             Kind::Field => self.own_live(s) && self.own_live(self.family[s as usize]),
-            _ => self.own_live(s),
+            Kind::Hash => self.own_live(s) && self.fields(s).any(|f| self.own_live(f)),
+            Kind::Plain => self.own_live(s),
         }
     }
 
@@ -519,14 +524,6 @@ impl Engine {
         }
     }
 
-    pub fn times(&self, s: u32) -> Times {
-        self.times[s as usize]
-    }
-
-    pub fn weight(&self, s: u32) -> u32 {
-        self.weight[s as usize]
-    }
-
     /// A hash's live-or-not fields, in no particular order.
     pub fn fields(&self, h: u32) -> impl Iterator<Item = u32> + '_ {
         let hid = self.family[h as usize] as usize;
@@ -543,11 +540,6 @@ impl Engine {
 
     pub fn field_count(&self, h: u32) -> u32 {
         self.hashes[self.family[h as usize] as usize].len
-    }
-
-    /// Slots in use, in slot order.
-    pub fn occupied(&self) -> impl Iterator<Item = u32> + '_ {
-        (0..self.kind.len() as u32).filter(move |&s| !matches!(self.kind[s as usize], Kind::Free | Kind::Reserved))
     }
 
     // ---- writes -----------------------------------------------------------
@@ -683,6 +675,7 @@ impl Engine {
         s
     }
 
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
     /// Takes up to `n` free slots for the host to fill itself (batched
     /// inserts), growing the columns if needed.
     pub fn reserve(&mut self, n: usize, out: &mut Vec<u32>) {
@@ -692,6 +685,7 @@ impl Engine {
         }
     }
 
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
     /// Links reserved slot `s`, whose `times` and `freq` the host has already
     /// written, as a plain entry of weight 0 (what `insert` would have done).
     /// The host only does this when the write needs no eviction and the

@@ -130,6 +130,7 @@ impl Policy {
         self.grow(n);
     }
 
+    #[cfg(test)]
     pub fn queue_of(&self, s: u32) -> u8 {
         self.queue[s as usize]
     }
