@@ -133,7 +133,7 @@ function onDispose(value, key, reason, field) {
   }
   S.counts[reason] = (S.counts[reason] ?? 0) + 1;
   if (reason === "expired") expiredTotal++;
-  const entry = { t: S.simNow, key, field, reason, value, lag };
+  const entry = { at: S.simNow - S.simStart, key, field, reason, value, lag };
   S.logFresh.push(entry);
   if (S.logFresh.length > 4 * MAX_LOG_PER_FRAME) S.logFresh.splice(0, S.logFresh.length - MAX_LOG_PER_FRAME);
 }
@@ -305,7 +305,7 @@ function frame(ts) {
 
 const PRESETS = {
   dual: {
-    config: { ttl: 90 * DAY, idle: 30 * DAY, maxEntries: 10_000, sweepBudget: 1000 },
+    config: { ttl: 90 * DAY, idle: 30 * DAY, maxEntries: 250_000, sweepBudget: 1000 },
     speed: 400_000,
     note: "<b>ttl 90d, idle 30d.</b> The unread report goes at day 30 (idle wins). The one read weekly stays past day 30 but still goes at day 90: reads never extend the absolute clock. The one read once on day 20 goes at day 50.",
     setup(now) {
@@ -318,7 +318,7 @@ const PRESETS = {
     },
   },
   session: {
-    config: { ttl: Infinity, idle: Infinity, maxEntries: 10_000, sweepBudget: 1000 },
+    config: { ttl: Infinity, idle: Infinity, maxEntries: 250_000, sweepBudget: 1000 },
     speed: 300,
     note: "<b>One session hash, fields with their own clocks.</b> csrf (ttl 15m) goes at 15 minutes though read every 2 minutes; search (idle 30m) goes 30 minutes after its last read; cart (ttl 1d, idle 4h, read hourly) lasts the day; prefs never expire. Time speeds up after the first 20 minutes.",
     setup(now) {
@@ -335,7 +335,7 @@ const PRESETS = {
     },
   },
   collection: {
-    config: { ttl: 10 * MIN, idle: Infinity, maxEntries: 10_000, sweepBudget: 1000 },
+    config: { ttl: 10 * MIN, idle: Infinity, maxEntries: 250_000, sweepBudget: 1000 },
     speed: 60,
     note: "<b>Collection default ttl 10m.</b> Plain products take the default; featured overrides it with 1h, flash-sale with 2m, the logo never expires, and product:3 is cut short with <code>expire(key, 30s)</code> at minute 4.",
     setup(now) {
@@ -351,7 +351,7 @@ const PRESETS = {
     },
   },
   clock: {
-    config: { ttl: Infinity, idle: Infinity, maxEntries: 10_000, sweepBudget: 1000 },
+    config: { ttl: Infinity, idle: Infinity, maxEntries: 250_000, sweepBudget: 1000 },
     speed: 2000,
     note: "<b>Deadlines on the wall clock.</b> Each entry expires at a clock time given as a <code>Date</code>: the next full hour, 18:00, midnight, and a token moved with <code>expireAt(key, date)</code> after it was written.",
     setup(now) {
@@ -394,6 +394,9 @@ function startStress() {
   }
   S.stressing = true;
   stressDone = 0;
+  // Deadlines 1–5 s away: run the clock in real time to watch the sweep drain them.
+  setSpeed(1);
+  setPlaying(true);
   el.stress.disabled = true;
   el.stress.textContent = "Writing…";
 }
@@ -511,7 +514,7 @@ function renderLog() {
     li.children[0].textContent = e.reason;
     li.children[1].textContent = name;
     li.children[1].title = lag ? `value ${String(e.value)} · ${lag}` : `value ${String(e.value)}`;
-    li.children[2].textContent = fmtElapsed(e.t - S.simStart);
+    li.children[2].textContent = fmtElapsed(e.at);
     frag.prepend(li);
   }
   S.logFresh.length = 0;

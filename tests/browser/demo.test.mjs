@@ -170,6 +170,7 @@ test("demo page: expiry, idle reads, scenarios, stress; no console errors", { ti
     assert.ok(Date.now() - t < 5_000, "the page answers a click during the stress run");
     assert.ok((await page.$$(tid("entry"))).length <= 60, "the entry list is capped");
     assert.match(await page.textContent(tid("entries-count")), /^showing \d+ of [\d,]+$/);
+    await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: join(artifacts, "demo-stress-1280x800.png") });
   } finally {
     await page.close();
