@@ -9,7 +9,7 @@
 
 use crate::clock::{finite_time, lifetime, Clock, NEVER};
 use crate::error::{Error, Result};
-use crate::list::{Links, List, NIL};
+use crate::list::{List, NIL};
 use crate::policy::Policy;
 use crate::wheel::{Pop, Wheel};
 
@@ -252,12 +252,14 @@ pub(crate) struct Engine {
     weight: Vec<u32>,
     /// Field: its hash's slot. Hash: index into `hashes`. Plain: `NIL`.
     family: Vec<u32>,
-    sib: Links,
     hashes: Vec<List>,
     hash_free: Vec<u32>,
     wheel: Wheel,
     pub policy: Policy,
+    /// Slots freed since they were first handed out; slots at `high` and
+    /// above have never been used, so they need no entry here.
     free: Vec<u32>,
+    high: u32,
     /// Plain entries + hash fields.
     entries: u64,
     /// Top-level keys: plain entries + hashes.
@@ -289,12 +291,12 @@ impl Engine {
             kind: Vec::new(),
             weight: Vec::new(),
             family: Vec::new(),
-            sib: Links::default(),
             hashes: Vec::new(),
             hash_free: Vec::new(),
             wheel: Wheel::default(),
             policy: Policy::default(),
             free: Vec::new(),
+            high: 0,
             entries: 0,
             keys: 0,
             bytes: 0,
@@ -348,7 +350,6 @@ impl Engine {
             + self.kind.capacity()
             + self.weight.capacity() * 4
             + self.family.capacity() * 4
-            + self.sib.memory()
             + self.hashes.capacity() * std::mem::size_of::<List>()
             + self.wheel.memory()
             + self.policy.memory()
@@ -533,7 +534,7 @@ impl Engine {
                 return None;
             }
             let cur = s;
-            s = self.sib.next(s);
+            s = self.policy.links().next(s);
             Some(cur)
         })
     }
@@ -623,18 +624,18 @@ impl Engine {
         let s = match self.free.pop() {
             Some(s) => s,
             None => {
-                let s = self.times.len();
-                let cap = (s * 2).max(64);
-                self.times.resize(cap, Times::EMPTY);
-                self.kind.resize(cap, Kind::Free);
-                self.weight.resize(cap, 0);
-                self.family.resize(cap, NIL);
-                self.sib.grow(cap);
-                self.wheel.grow(cap);
-                self.policy.grow(cap);
-                // Hand out low slots first so JS arrays stay dense.
-                self.free.extend((s as u32 + 1..cap as u32).rev());
-                s as u32
+                if self.high as usize == self.times.len() {
+                    let cap = (self.times.len() * 2).max(64);
+                    self.times.resize(cap, Times::EMPTY);
+                    self.kind.resize(cap, Kind::Free);
+                    self.weight.resize(cap, 0);
+                    self.family.resize(cap, NIL);
+                    self.wheel.grow(cap);
+                    self.policy.grow(cap);
+                }
+                // Low slots first, so the host's slot-indexed arrays stay dense.
+                self.high += 1;
+                self.high - 1
             }
         };
         self.kind[s as usize] = kind;
@@ -713,7 +714,9 @@ impl Engine {
         self.weight[i] = weight;
         self.family[i] = h;
         let hid = self.family[h as usize] as usize;
-        self.sib.push_front(&mut self.hashes[hid], s);
+        // A field is never in an eviction queue, so its queue links are free
+        // to chain it to its siblings.
+        self.policy.links_mut().push_front(&mut self.hashes[hid], s);
         self.weight[h as usize] += weight;
         self.entries += 1;
         self.bytes += u64::from(weight);
@@ -926,7 +929,7 @@ impl Engine {
             Kind::Field => {
                 let h = self.family[i];
                 let hid = self.family[h as usize] as usize;
-                self.sib.unlink(&mut self.hashes[hid], s);
+                self.policy.links_mut().unlink(&mut self.hashes[hid], s);
                 let w = self.weight[i];
                 self.weight[h as usize] -= w;
                 self.bytes -= u64::from(w);
@@ -956,13 +959,10 @@ impl Engine {
                 }
             }
         }
-        let cap = self.times.len();
         self.times.iter_mut().for_each(|t| *t = Times::EMPTY);
         self.kind.iter_mut().for_each(|k| *k = Kind::Free);
         self.weight.iter_mut().for_each(|w| *w = 0);
         self.family.iter_mut().for_each(|f| *f = NIL);
-        self.sib.clear();
-        self.sib.grow(cap);
         self.hashes.clear();
         self.hash_free.clear();
         self.wheel.clear();
@@ -970,7 +970,7 @@ impl Engine {
         self.wheel.reset_cursor(cur);
         self.policy.clear();
         self.free.clear();
-        self.free.extend((0..cap as u32).rev());
+        self.high = 0;
         self.entries = 0;
         self.keys = 0;
         self.bytes = 0;
