@@ -1035,6 +1035,29 @@ mod tests {
     }
 
     #[test]
+    fn ticks_do_no_work_for_live_entries() {
+        // 100k entries due in a day; a thousand ticks across the first
+        // minute touch none of them: no pops, no cascades, no rescans.
+        let mut e = engine(Options::default());
+        for i in 0..100_000 {
+            plain(&mut e, 86_400_000.0 + f64::from(i), NEVER);
+        }
+        for t in 1..=1000 {
+            assert_eq!(e.tick(f64::from(t) * 60.0).unwrap(), 0);
+        }
+        assert_eq!(e.counters.cascaded + e.counters.rescheduled, 0);
+        // Sweeping them costs a bounded number of moves per entry.
+        let mut removed = 0;
+        let mut t = 86_400_000.0;
+        while removed < 100_000 {
+            removed += e.tick(t).unwrap();
+            t += 50.0;
+        }
+        assert!(e.counters.cascaded <= 100_000 * 10, "cascaded {}", e.counters.cascaded);
+        assert_eq!(e.keys(), 0);
+    }
+
+    #[test]
     fn capacity_evicts_and_marks_ghosts() {
         let mut e = engine(Options { max_entries: Some(3), ..Default::default() });
         let a = plain(&mut e, NEVER, NEVER);
