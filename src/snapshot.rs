@@ -684,11 +684,11 @@ impl<'a> Reader<'a, '_> {
         if !last.is_finite() || last > self.now {
             return Err("bad last access");
         }
-        if !(idle > 0.0) {
+        if idle.is_nan() || idle <= 0.0 {
             return Err("bad idle window");
         }
         let k = Clocks { abs, last, idle };
-        if !(k.deadline() > self.now) {
+        if k.deadline() <= self.now {
             return Err("expired entry");
         }
         let w = if f & HAS_WEIGHT != 0 { self.varint()? } else { 0 };
@@ -793,7 +793,7 @@ impl<'a> Reader<'a, '_> {
         t.nums.push(self.now);
         for _ in 0..2 {
             let x = self.f64()?;
-            if !(x > 0.0) {
+            if x.is_nan() || x <= 0.0 {
                 return Err("bad ttl or idle");
             }
             t.nums.push(x);
