@@ -976,6 +976,22 @@ impl Engine {
         self.bytes = 0;
     }
 
+    /// A slot's clocks (snapshots).
+    pub fn times(&self, s: u32) -> Times {
+        self.times[s as usize]
+    }
+
+    /// A slot's recorded size (snapshots).
+    pub fn weight(&self, s: u32) -> u32 {
+        self.weight[s as usize]
+    }
+
+    /// Slots in use, in slot order (snapshots).
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))] // used by the native TtlCache
+    pub fn occupied(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.kind.len() as u32).filter(move |&s| !matches!(self.kind[s as usize], Kind::Free | Kind::Reserved))
+    }
+
     /// Adds a slot with exact clocks, for restoring a snapshot: a `Plain` or
     /// `Hash` key (`parent` ignored) or a `Field` of hash slot `parent`. No
     /// eviction, no counters; keys go to the main queue in the order given.
@@ -989,7 +1005,7 @@ impl Engine {
             Kind::Field => {
                 self.family[i] = parent;
                 let hid = self.family[parent as usize] as usize;
-                self.sib.push_front(&mut self.hashes[hid], s);
+                self.policy.links_mut().push_front(&mut self.hashes[hid], s);
                 self.weight[parent as usize] += weight;
                 self.entries += 1;
             }

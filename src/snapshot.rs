@@ -285,6 +285,10 @@ const V_BIG: u8 = 12;
 /// entry index or byte offset is added once, at the top.
 type R<T> = std::result::Result<T, &'static str>;
 
+pub(crate) fn corrupt(msg: impl Into<String>) -> Error {
+    Error::Corrupt(msg.into())
+}
+
 fn short() -> &'static str {
     "short tape"
 }
@@ -862,38 +866,38 @@ pub fn decode_tape(bytes: &[u8]) -> Result<Tape> {
 pub fn decode_tape_with(bytes: &[u8], visit: &mut dyn FnMut(Visit, Clocks, u32) -> Result<()>) -> Result<Tape> {
     let le = |b: &[u8]| b.iter().rev().fold(0u64, |a, &x| a << 8 | u64::from(x));
     if bytes.is_empty() {
-        return Err(Error::corrupt("empty input"));
+        return Err(corrupt("empty input"));
     }
     if bytes.len() < 6 {
-        return Err(Error::corrupt("truncated"));
+        return Err(corrupt("truncated"));
     }
     if bytes[..4] != MAGIC {
-        return Err(Error::corrupt("not a lapse snapshot"));
+        return Err(corrupt("not a lapse snapshot"));
     }
     let version = le(&bytes[4..6]);
     if version != u64::from(VERSION) {
-        return Err(Error::corrupt("unsupported format version"));
+        return Err(corrupt("unsupported format version"));
     }
     if bytes.len() < HEADER_LEN + TRAILER_LEN {
-        return Err(Error::corrupt("truncated"));
+        return Err(corrupt("truncated"));
     }
     let declared = le(&bytes[8..16]);
     if declared != bytes.len() as u64 {
-        return Err(Error::corrupt("length mismatch (truncated?)"));
+        return Err(corrupt("length mismatch (truncated?)"));
     }
     let (content, tail) = bytes.split_at(bytes.len() - TRAILER_LEN);
     if le(tail) as u32 != crc32(content) {
-        return Err(Error::corrupt("checksum mismatch"));
+        return Err(corrupt("checksum mismatch"));
     }
     if le(&bytes[6..8]) != 0 {
-        return Err(Error::corrupt("bad header flags"));
+        return Err(corrupt("bad header flags"));
     }
     let mut t = Tape::default();
     let mut r = Reader { buf: content, pos: HEADER_LEN, now: 0.0, max_entries: 0, visit };
     let mut entry = usize::MAX;
     if let Err(m) = r.body(&mut t, &mut entry) {
         let at = if entry == usize::MAX { String::new() } else { format!("entry {entry}, ") };
-        return Err(Error::corrupt(format!("{at}byte {}: {m}", r.pos)));
+        return Err(corrupt(format!("{at}byte {}: {m}", r.pos)));
     }
     Ok(t)
 }
@@ -995,7 +999,7 @@ impl Snapshot {
     /// The tree form of a tape, after checking it (by encoding it).
     pub fn from_tape(t: &Tape) -> Result<Snapshot> {
         encode_tape(t)?;
-        Self::build(t).map_err(Error::corrupt)
+        Self::build(t).map_err(corrupt)
     }
 
     fn build(t: &Tape) -> R<Snapshot> {
@@ -1061,7 +1065,7 @@ pub fn encode(s: &Snapshot) -> Result<Vec<u8>> {
 
 /// Decodes and checks snapshot bytes ([`decode_tape`], then the tree form).
 pub fn decode(bytes: &[u8]) -> Result<Snapshot> {
-    Snapshot::build(&decode_tape(bytes)?).map_err(Error::corrupt)
+    Snapshot::build(&decode_tape(bytes)?).map_err(corrupt)
 }
 
 #[cfg(test)]

@@ -64,7 +64,13 @@ fn golden() -> Snapshot {
                                 ]),
                             ),
                             (u("d"), Value::Date(0.0)),
-                            (u("m"), Value::Map(vec![(Value::String(u("k")), Value::BigInt { neg: false, magnitude: vec![7] })])),
+                            (
+                                u("m"),
+                                Value::Map(vec![(
+                                    Value::String(u("k")),
+                                    Value::BigInt { neg: false, magnitude: vec![7] },
+                                )]),
+                            ),
                             (u("b"), Value::Bytes(vec![0, 255])),
                         ],
                     },

@@ -16,9 +16,8 @@ use wasm_bindgen::prelude::*;
 
 use super::RawEngine;
 use crate::engine::{Kind, Times};
-use crate::error::Error;
 use crate::list::NIL;
-use crate::snapshot::{self, Visit};
+use crate::snapshot::{self, corrupt, Visit};
 
 #[wasm_bindgen]
 impl RawEngine {
@@ -66,7 +65,7 @@ impl RawEngine {
                 Visit::Field => e.restore_slot(Kind::Field, hash, t, w),
             };
             if s != next {
-                return Err(Error::corrupt("internal: restored slots out of order"));
+                return Err(corrupt("internal: restored slots out of order"));
             }
             next += 1;
             Ok(())
