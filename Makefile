@@ -54,7 +54,7 @@ help:
 	@sed -n '2,12p' Makefile | sed 's/^# \{0,1\}//'
 
 # ---------------------------------------------------------------- setup
-setup: tools $(NPM_STAMP)
+setup: tools fuzz-tools $(NPM_STAMP)
 
 # LAPSE_SETUP_DONE=1 (set by `make test` for its sub-makes) skips the checks.
 tools:
@@ -113,6 +113,7 @@ consumer: $(CONSUMER_STAMP)
 SUB_MAKE = LAPSE_SETUP_DONE=1 $(MAKE) --no-print-directory
 test: setup build
 	$(SUB_MAKE) test-rust
+	$(SUB_MAKE) test-fuzz
 	$(SUB_MAKE) test-wasm
 	$(SUB_MAKE) test-types
 	$(SUB_MAKE) test-js
@@ -150,8 +151,42 @@ demo: setup build
 bench:
 	@echo "make bench: not yet"
 
-fuzz:
-	@echo "make fuzz: not yet"
+# cargo-fuzz needs nightly flags; RUSTC_BOOTSTRAP=1 lets this stable toolchain
+# take them. Targets: snapshot_decode (the decoder on arbitrary bytes; what it
+# accepts must re-encode byte for byte) and ops (operation sequences against
+# the reference model in tests/reference/). `make fuzz` runs each for
+# FUZZ_SECONDS; `make test` runs a short smoke of each (test-fuzz).
+FUZZ_TARGETS := snapshot_decode ops
+FUZZ_SECONDS ?= 300
+FUZZ_SMOKE_SECONDS ?= 15
+FUZZ_RUN = cd fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run
+CARGO_FUZZ_VERSION := 0.13.2
+
+.PHONY: fuzz-tools test-fuzz
+
+# Idempotent; a fresh machine spends ~4 minutes on `cargo install`.
+fuzz-tools:
+	@if cargo fuzz --version 2>/dev/null | grep -q "$(CARGO_FUZZ_VERSION)"; then echo "setup: cargo-fuzz $(CARGO_FUZZ_VERSION): present"; \
+	else echo "setup: installing cargo-fuzz $(CARGO_FUZZ_VERSION)"; cargo install cargo-fuzz --version $(CARGO_FUZZ_VERSION) --locked --force; fi
+
+fuzz: fuzz-tools
+	@mkdir -p build
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p fuzz/corpus/$$t; \
+	  echo "fuzz: $$t for $(FUZZ_SECONDS) s"; \
+	  ( $(FUZZ_RUN) $$t corpus/$$t seeds/$$t -- -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 ) 2>&1 \
+	    | tee build/fuzz-$$t.log | grep -E "^(#[0-9]+ +DONE|Done|stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY|thread '.*' panicked)" || true; \
+	  grep -q "^Done" build/fuzz-$$t.log || { echo "fuzz: $$t FAILED (see build/fuzz-$$t.log)"; exit 1; }; \
+	done
+
+test-fuzz: fuzz-tools
+	@mkdir -p build
+	@for t in $(FUZZ_TARGETS); do \
+	  mkdir -p fuzz/corpus/$$t; \
+	  ( $(FUZZ_RUN) $$t corpus/$$t seeds/$$t -- -max_total_time=$(FUZZ_SMOKE_SECONDS) ) > build/fuzz-smoke-$$t.log 2>&1 \
+	    || { tail -40 build/fuzz-smoke-$$t.log; echo "fuzz smoke: $$t FAILED (build/fuzz-smoke-$$t.log)"; exit 1; }; \
+	  echo "fuzz smoke: $$t: $$(grep -E '^Done' build/fuzz-smoke-$$t.log)"; \
+	done
 
 # ---------------------------------------------------------------- clean
 clean:

@@ -8,6 +8,8 @@
 
 use wasm_bindgen::prelude::*;
 
+mod snap;
+
 use crate::engine::{Cond, Engine, Options, Reason, Write};
 use crate::error::Error;
 use crate::list::NIL;

@@ -987,6 +987,63 @@ impl Engine {
         self.keys = 0;
         self.bytes = 0;
     }
+
+    /// A slot's clocks (snapshots).
+    pub fn times(&self, s: u32) -> Times {
+        self.times[s as usize]
+    }
+
+    /// A slot's recorded size (snapshots).
+    pub fn weight(&self, s: u32) -> u32 {
+        self.weight[s as usize]
+    }
+
+    /// Slots in use, in slot order (snapshots).
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))] // used by the native TtlCache
+    pub fn occupied(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.kind.len() as u32).filter(move |&s| !matches!(self.kind[s as usize], Kind::Free | Kind::Reserved))
+    }
+
+    /// Adds a slot with exact clocks, for restoring a snapshot: a `Plain` or
+    /// `Hash` key (`parent` ignored) or a `Field` of hash slot `parent`. No
+    /// eviction, no counters; keys go to the main queue in the order given.
+    /// The caller has validated the clocks are live and the bounds hold.
+    pub fn restore_slot(&mut self, kind: Kind, parent: u32, t: Times, weight: u32) -> u32 {
+        let s = self.alloc(kind);
+        let i = s as usize;
+        self.weight[i] = weight;
+        self.family[i] = NIL;
+        match kind {
+            Kind::Field => {
+                self.family[i] = parent;
+                let hid = self.family[parent as usize] as usize;
+                self.policy.links_mut().push_front(&mut self.hashes[hid], s);
+                self.weight[parent as usize] += weight;
+                self.entries += 1;
+            }
+            Kind::Hash => {
+                let hid = match self.hash_free.pop() {
+                    Some(h) => h,
+                    None => {
+                        self.hashes.push(List::default());
+                        self.hashes.len() as u32 - 1
+                    }
+                };
+                self.family[i] = hid;
+                self.keys += 1;
+                self.policy.insert(s, true);
+            }
+            _ => {
+                self.entries += 1;
+                self.keys += 1;
+                self.policy.insert(s, true);
+            }
+        }
+        self.bytes += u64::from(weight);
+        self.times[i] = t;
+        self.schedule(s);
+        s
+    }
 }
 
 #[cfg(test)]

@@ -31,6 +31,7 @@ mod engine;
 mod error;
 mod list;
 mod policy;
+pub mod snapshot;
 mod wheel;
 
 #[cfg(target_arch = "wasm32")]

@@ -877,4 +877,517 @@ export class TtlCache {
     const d = df < dh ? df : dh;
     return d === Infinity ? Infinity : d - this.#now;
   }
+
+  // ---- snapshots (format: SNAPSHOT.md; tape: src/binding/snap.rs) ----------
+
+  /**
+   * Every live entry and field with its clocks, the clock and the data
+   * options, in a versioned, checksummed format. Throws `TypeError` naming
+   * the key (and field) for a value with no data form; changes nothing.
+   * @returns {Uint8Array}
+   */
+  snapshot() {
+    const live = [];
+    for (const [key, s] of this.#index) if (this.#liveKey(s)) live.push(key, s);
+    const o = this.#opts;
+    const w = new Writer();
+    w.header(this.#now, o.ttl, o.idle, o.maxEntries, o.maxBytes, o.sweepBudget, live.length / 2);
+    const sized = this.#sizeOf !== undefined;
+    for (let i = 0; i < live.length; i += 2) {
+      const key = live[i];
+      const s = live[i + 1];
+      const v = this.#vals[s];
+      const t = this.#t + s * 3;
+      if (!(v instanceof Hash)) {
+        w.head(0, key, F64[t], F64[t + 1], F64[t + 2], sized ? this.#e().slotWeight(s) : 0);
+        w.entry(v, key, undefined);
+        continue;
+      }
+      w.head(1, key, F64[t], F64[t + 1], F64[t + 2], 0);
+      const fields = [];
+      for (const [name, f] of v.fields) if (this.#live(f)) fields.push(name, f);
+      w.varint(fields.length / 2);
+      for (let j = 0; j < fields.length; j += 2) {
+        const f = fields[j + 1];
+        const tf = this.#t + f * 3;
+        w.head(2, fields[j], F64[tf], F64[tf + 1], F64[tf + 2], sized ? this.#e().slotWeight(f) : 0);
+        w.entry(this.#vals[f], key, fields[j]);
+      }
+    }
+    const out = w.finish();
+    this.#e().checkSnapshot(out);
+    this.#flush(this.#drain());
+    return out;
+  }
+
+  /**
+   * A new cache from `snapshot()` bytes, with every entry, field, clock and
+   * data option they hold. `opts` gives what bytes cannot: `dispose`,
+   * `sizeOf` (required when the snapshot has `maxBytes`; sizes recorded in
+   * the snapshot are kept, `sizeOf` measures later writes). Corrupt bytes
+   * throw `Error`.
+   * @param {Uint8Array} bytes
+   * @param {{dispose?: Function, sizeOf?: Function}} [opts]
+   * @returns {TtlCache}
+   */
+  static restore(bytes, opts) {
+    if (memory === null) memory = wasmMemory();
+    if (Object.prototype.toString.call(bytes) !== "[object Uint8Array]") {
+      throw new TypeError(`bytes: must be a Uint8Array, got ${describe(bytes)}`);
+    }
+    const o = opts === undefined ? {} : opts;
+    checkOptions("opts", o, RESTORE_OPTIONS);
+    optionalFunction("sizeOf", o.sizeOf);
+    optionalFunction("dispose", o.dispose);
+    const raw = new RawEngine(0, Infinity, Infinity, Infinity, Infinity, 0);
+    let packed;
+    try {
+      packed = raw.restore(bytes);
+    } catch (e) {
+      raw.free();
+      throw e;
+    }
+    const nn = packed[0];
+    const nu = packed[1];
+    const nums = packed.subarray(3, 3 + nn);
+    const units = packed.subarray(3 + nn, 3 + nn + nu);
+    const bin = Uint8Array.from(packed.subarray(3 + nn + nu));
+    let c;
+    try {
+      c = new TtlCache({
+        now: nums[0],
+        ttl: nums[1],
+        idle: nums[2],
+        maxEntries: nums[3],
+        maxBytes: nums[4],
+        sweepBudget: nums[5],
+        sizeOf: o.sizeOf,
+        dispose: o.dispose,
+      });
+    } catch (e) {
+      raw.free();
+      throw e;
+    }
+    c.#adopt(raw);
+    c.#fill(new TapeReader(nums, units, bin));
+    return c;
+  }
+
+  /** Swaps in a restored engine (this one is fresh and empty). */
+  #adopt(raw) {
+    this.#eng.free();
+    this.#eng = raw;
+    sync();
+    this.#st = raw.statusPtr() >>> 2;
+    this.#now = raw.now();
+    this.#pend = U32[this.#st + ST_PENDING_PTR] >>> 2;
+    this.#rebase();
+  }
+
+  /**
+   * Fills the key index, keys and values from a restore tape (grammar in
+   * src/snapshot.rs `Tape`). The engine handed out slots 0, 1, 2, ... in tape
+   * order, hashes before their fields.
+   */
+  #fill(r) {
+    r.i = 6;
+    const count = r.num();
+    let slot = 0;
+    for (let e = 0; e < count; e++) {
+      const s = slot++;
+      const key = r.str();
+      const kind = r.num();
+      r.i += 4; // clocks and size: the engine has them
+      this.#index.set(key, s);
+      this.#keys[s] = key;
+      if (kind === 0) {
+        this.#vals[s] = r.value();
+        continue;
+      }
+      const box = new Hash();
+      this.#vals[s] = box;
+      const nf = r.num();
+      for (let i = 0; i < nf; i++) {
+        const f = slot++;
+        const name = r.str();
+        r.i += 4;
+        box.fields.set(name, f);
+        this.#keys[f] = name;
+        this.#vals[f] = r.value();
+      }
+    }
+  }
+}
+
+// ---- snapshots: the writer (format: SNAPSHOT.md) and the restore tape reader --
+//
+// The decoder is Rust's (src/snapshot.rs); it checks every snapshot written
+// here before snapshot() returns it, and accepts only canonical encodings.
+
+const V_UNDEF = 0;
+const V_NULL = 1;
+const V_FALSE = 2;
+const V_TRUE = 3;
+const V_NUM = 4;
+const V_STR = 5;
+const V_ARR = 6;
+const V_OBJ = 7;
+const V_NOBJ = 8;
+const V_BYTES = 9;
+const V_DATE = 10;
+const V_MAP = 11;
+const V_BIG = 12;
+const MAX_DEPTH = 64;
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+// Value tags of the format.
+const F_UNDEF = 0;
+const F_NULL = 1;
+const F_FALSE = 2;
+const F_TRUE = 3;
+const F_INT = 4;
+const F_FLOAT = 5;
+const F_STRING = 6;
+const F_ARRAY = 7;
+const F_OBJECT = 8;
+const F_NULL_OBJECT = 9;
+const F_BYTES = 10;
+const F_DATE = 11;
+const F_MAP = 12;
+const F_BIGINT = 13;
+const F_NEG_BIGINT = 14;
+
+let crcTable = null;
+
+function crc32(b, n) {
+  if (crcTable === null) {
+    crcTable = new Uint32Array(256);
+    for (let i = 0; i < 256; i++) {
+      let c = i;
+      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+      crcTable[i] = c >>> 0;
+    }
+  }
+  let c = 0xffffffff;
+  for (let i = 0; i < n; i++) c = crcTable[(c ^ b[i]) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+/** Thrown inside the walk; `snapshot()` turns it into a TypeError naming the key. */
+class NoData {
+  constructor(what) {
+    this.what = what;
+  }
+}
+
+function kindOf(v) {
+  const p = Object.getPrototypeOf(v);
+  const name = p !== null && typeof p.constructor === "function" ? p.constructor.name : "";
+  return name ? `it holds an instance of ${name}` : "it holds an object with an unusual prototype";
+}
+
+/** Writes the snapshot format (see SNAPSHOT.md). */
+class Writer {
+  constructor() {
+    this.buf = new Uint8Array(1024);
+    this.dv = new DataView(this.buf.buffer);
+    this.n = 0;
+    this.stack = [];
+  }
+
+  need(k) {
+    if (this.n + k <= this.buf.length) return;
+    const b = new Uint8Array(Math.max(this.buf.length * 2, this.n + k));
+    b.set(this.buf.subarray(0, this.n));
+    this.buf = b;
+    this.dv = new DataView(b.buffer);
+  }
+
+  u8(x) {
+    this.need(1);
+    this.buf[this.n++] = x;
+  }
+
+  f64(x) {
+    this.need(8);
+    if (x !== x) {
+      this.dv.setUint32(this.n, 0, true);
+      this.dv.setUint32(this.n + 4, 0x7ff80000, true); // the one canonical NaN
+    } else {
+      this.dv.setFloat64(this.n, x, true);
+    }
+    this.n += 8;
+  }
+
+  /** LEB128 of a non-negative integer up to 2^53, or a bigint. */
+  varint(v) {
+    if (typeof v === "bigint") {
+      while (v >= 128n) {
+        this.u8(Number(v & 127n) | 128);
+        v >>= 7n;
+      }
+      this.u8(Number(v));
+      return;
+    }
+    while (v >= 128) {
+      this.u8((v % 128) | 128);
+      v = Math.floor(v / 128);
+    }
+    this.u8(v);
+  }
+
+  /** Latin-1 when every code unit fits a byte, else UTF-16LE (lone surrogates kept). */
+  str(s) {
+    const len = s.length;
+    let wide = 0;
+    for (let i = 0; i < len; i++) {
+      if (s.charCodeAt(i) > 255) {
+        wide = 1;
+        break;
+      }
+    }
+    this.varint(len * 2 + wide);
+    this.need(len << wide);
+    const b = this.buf;
+    let n = this.n;
+    if (wide) {
+      for (let i = 0; i < len; i++) {
+        const c = s.charCodeAt(i);
+        b[n++] = c & 255;
+        b[n++] = c >>> 8;
+      }
+    } else {
+      for (let i = 0; i < len; i++) b[n++] = s.charCodeAt(i);
+    }
+    this.n = n;
+  }
+
+  raw(bytes) {
+    this.varint(bytes.length);
+    this.need(bytes.length);
+    this.buf.set(bytes, this.n);
+    this.n += bytes.length;
+  }
+
+  header(now, ttl, idle, maxEntries, maxBytes, sweepBudget, count) {
+    this.u8(0x89);
+    this.u8(0x4c); // "LPS"
+    this.u8(0x50);
+    this.u8(0x53);
+    this.u8(1); // version 1, LE
+    for (let i = 0; i < 11; i++) this.u8(0); // version high byte, flags, length (patched)
+    this.f64(now);
+    this.f64(ttl);
+    this.f64(idle);
+    this.varint(maxEntries === Infinity ? 0 : maxEntries);
+    this.varint(maxBytes === Infinity ? 0 : maxBytes);
+    this.varint(sweepBudget === Infinity ? 0 : sweepBudget + 1);
+    this.varint(count);
+  }
+
+  /** Flags, key or field name, clocks and size. kind: 0 plain, 1 hash, 2 field. */
+  head(kind, name, abs, last, idle, weight) {
+    this.u8(kind | (abs !== Infinity ? 4 : 0) | (idle !== Infinity ? 8 : 0) | (weight !== 0 ? 16 : 0));
+    this.str(name);
+    if (abs !== Infinity) this.f64(abs);
+    this.f64(last);
+    if (idle !== Infinity) this.f64(idle);
+    if (weight !== 0) this.varint(weight);
+  }
+
+  entry(v, key, field) {
+    try {
+      this.value(v, 0);
+    } catch (e) {
+      if (!(e instanceof NoData)) throw e;
+      const where = field === undefined ? `key ${JSON.stringify(key)}` : `key ${JSON.stringify(key)} field ${JSON.stringify(field)}`;
+      throw new TypeError(`snapshot: the value at ${where} has no data form: ${e.what}`);
+    }
+  }
+
+  value(v, depth) {
+    if (depth > MAX_DEPTH) throw new NoData(`it is nested deeper than ${MAX_DEPTH} levels`);
+    switch (typeof v) {
+      case "number":
+        if (Number.isInteger(v) && Math.abs(v) <= MAX_SAFE && !Object.is(v, -0)) {
+          this.u8(F_INT);
+          this.varint(Math.abs(v) < 2 ** 52 ? (v < 0 ? -2 * v - 1 : 2 * v) : v < 0 ? -2n * BigInt(v) - 1n : 2n * BigInt(v));
+        } else {
+          this.u8(F_FLOAT);
+          this.f64(v);
+        }
+        return;
+      case "string":
+        this.u8(F_STRING);
+        this.str(v);
+        return;
+      case "boolean":
+        this.u8(v ? F_TRUE : F_FALSE);
+        return;
+      case "undefined":
+        this.u8(F_UNDEF);
+        return;
+      case "bigint": {
+        const neg = v < 0n;
+        let hex = v === 0n ? "" : (neg ? -v : v).toString(16);
+        if (hex.length % 2 === 1) hex = "0" + hex;
+        const mag = new Uint8Array(hex.length / 2);
+        for (let i = 0; i < mag.length; i++) mag[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
+        this.u8(neg ? F_NEG_BIGINT : F_BIGINT);
+        this.raw(mag);
+        return;
+      }
+      case "object":
+        break;
+      default:
+        throw new NoData(`it holds a ${typeof v}`);
+    }
+    if (v === null) {
+      this.u8(F_NULL);
+      return;
+    }
+    const stack = this.stack;
+    if (stack.includes(v)) throw new NoData("it contains a cycle");
+    const p = Object.getPrototypeOf(v);
+    if (p === Uint8Array.prototype) {
+      this.u8(F_BYTES);
+      this.raw(v);
+      return;
+    }
+    if (p === Date.prototype) {
+      this.u8(F_DATE);
+      this.f64(v.getTime());
+      return;
+    }
+    stack.push(v);
+    if (p === Array.prototype && Array.isArray(v)) {
+      const n = v.length;
+      this.u8(F_ARRAY);
+      this.varint(n);
+      for (let i = 0; i < n; i++) this.value(v[i], depth + 1);
+    } else if (p === Map.prototype) {
+      this.u8(F_MAP);
+      this.varint(v.size);
+      for (const [k, x] of v) {
+        this.value(k, depth + 1);
+        this.value(x, depth + 1);
+      }
+    } else if (p === Object.prototype || p === null) {
+      const keys = Object.keys(v);
+      this.u8(p === null ? F_NULL_OBJECT : F_OBJECT);
+      this.varint(keys.length);
+      for (const k of keys) {
+        this.str(k);
+        this.value(v[k], depth + 1);
+      }
+    } else {
+      throw new NoData(kindOf(v));
+    }
+    stack.pop();
+  }
+
+  /** Patches the length, appends the CRC-32; returns the bytes. */
+  finish() {
+    const total = this.n + 4;
+    this.dv.setUint32(8, total % 2 ** 32, true);
+    this.dv.setUint32(12, Math.floor(total / 2 ** 32), true);
+    const crc = crc32(this.buf, this.n);
+    this.need(4);
+    this.dv.setUint32(this.n, crc, true);
+    this.n += 4;
+    return this.buf.slice(0, this.n);
+  }
+}
+
+/** Reads a restore tape back into JS values. */
+class TapeReader {
+  constructor(nums, units, bytes) {
+    this.nums = nums;
+    this.units = units;
+    this.bin = bytes;
+    this.i = 0;
+    this.u = 0;
+    this.b = 0;
+  }
+
+  num() {
+    return this.nums[this.i++];
+  }
+
+  str() {
+    const len = this.num();
+    const u = this.units;
+    let s = "";
+    for (let p = this.u, end = p + len; p < end; p += 8192) {
+      s += String.fromCharCode.apply(null, u.subarray(p, Math.min(end, p + 8192)));
+    }
+    this.u += len;
+    return s;
+  }
+
+  value() {
+    const t = this.num();
+    switch (t) {
+      case V_UNDEF:
+        return undefined;
+      case V_NULL:
+        return null;
+      case V_FALSE:
+        return false;
+      case V_TRUE:
+        return true;
+      case V_NUM:
+        return this.num();
+      case V_STR:
+        return this.str();
+      case V_ARR: {
+        const n = this.num();
+        const a = [];
+        for (let i = 0; i < n; i++) a.push(this.value());
+        return a;
+      }
+      case V_OBJ:
+      case V_NOBJ: {
+        const n = this.num();
+        const o = t === V_OBJ ? {} : Object.create(null);
+        for (let i = 0; i < n; i++) {
+          const k = this.str();
+          const x = this.value();
+          if (k === "__proto__") {
+            Object.defineProperty(o, k, { value: x, writable: true, enumerable: true, configurable: true });
+          } else {
+            o[k] = x;
+          }
+        }
+        return o;
+      }
+      case V_BYTES: {
+        const n = this.num();
+        const b = this.bin.slice(this.b, this.b + n);
+        this.b += n;
+        return b;
+      }
+      case V_DATE:
+        return new Date(this.num());
+      case V_MAP: {
+        const n = this.num();
+        const m = new Map();
+        for (let i = 0; i < n; i++) {
+          const k = this.value();
+          m.set(k, this.value());
+        }
+        return m;
+      }
+      case V_BIG: {
+        const neg = this.num() === 1;
+        const n = this.num();
+        let hex = "";
+        for (let i = this.b; i < this.b + n; i++) hex += (this.bin[i] < 16 ? "0" : "") + this.bin[i].toString(16);
+        this.b += n;
+        const v = hex === "" ? 0n : BigInt("0x" + hex);
+        return neg ? -v : v;
+      }
+      default:
+        throw new Error(`snapshot: internal: bad restore tape tag ${t}`);
+    }
+  }
 }
