@@ -46,7 +46,9 @@ const ST_PENDING: usize = 6;
 const ST_ENTRIES: usize = 7;
 const ST_SPARE: usize = 8;
 const ST_SPARE_LEN: usize = 9;
-const ST_LEN: usize = 10;
+/// The hash slot of the field the last `hwrite` wrote.
+const ST_HASH: usize = 10;
+const ST_LEN: usize = 11;
 /// Batched inserts JS may queue before it must call in.
 const PENDING_CAP: usize = 256;
 
@@ -248,6 +250,9 @@ impl RawEngine {
             let opts = write_opts(flags, ttl, idle, at);
             self.begin().hwrite(Self::slot(h), Self::slot(f), &opts, w, flags & TO_MAIN != 0)
         });
+        if let Ok(Some(f)) = r {
+            self.status[ST_HASH] = self.e.parent(f);
+        }
         self.publish();
         self.settle(r)
     }
@@ -256,11 +261,6 @@ impl RawEngine {
     #[wasm_bindgen(js_name = takeError)]
     pub fn take_error(&mut self) -> JsValue {
         self.error.take().map_or(JsValue::UNDEFINED, JsValue::from)
-    }
-
-    /// The hash slot a field belongs to.
-    pub fn parent(&self, f: u32) -> u32 {
-        self.e.parent(f)
     }
 
     /// Removes slot `s`; `reason` as in `Reason`.

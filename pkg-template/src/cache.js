@@ -37,6 +37,7 @@ const ST_PENDING = 6;
 const ST_ENTRIES = 7;
 const ST_SPARE = 8;
 const ST_SPARE_LEN = 9;
+const ST_HASH = 10;
 const RESERVE_BATCH = 256;
 const CONDS = { NX: 1, XX: 2, GT: 3, LT: 4 };
 const CTOR_OPTIONS = new Set(["now", "ttl", "idle", "maxEntries", "maxBytes", "sizeOf", "sweepBudget", "dispose"]);
@@ -189,8 +190,11 @@ export class TtlCache {
   #vals = []; // slot -> value (or Hash)
   #dispose;
   #sizeOf;
-  #ghost = null; // recently evicted unread keys (S3-FIFO ghost queue)
+  #ghost = null; // recently evicted unread keys (S3-FIFO ghost queue): key -> seq
   #ghostCap = 0;
+  #ghostFifo = []; // [key, seq, key, seq, ...] oldest first, from #ghostHead
+  #ghostHead = 0;
+  #ghostSeq = 0;
   #opts;
   #ttl; // default clocks, for writes done on this side
   #idle;
@@ -325,13 +329,34 @@ export class TtlCache {
     if (failed) throw error;
   }
 
+  /**
+   * Remembers an evicted key in the ghost queue, dropping the oldest past
+   * capacity. The FIFO order lives in an array of (key, seq) pairs beside
+   * the Map, because taking the oldest from a Map with `keys().next()` walks
+   * every deleted entry at its front: O(ghosts) per eviction in V8. A pair
+   * whose seq no longer matches was deleted or re-remembered since.
+   */
   #remember(key) {
     const g = this.#ghost;
     if (g === null) return;
-    g.set(key, true);
+    const seq = ++this.#ghostSeq;
+    g.set(key, seq);
+    const q = this.#ghostFifo;
+    q.push(key, seq);
     const cap = this.#ghostCap || Math.max(64, this.#index.size);
-    if (g.size > cap) g.delete(g.keys().next().value);
+    let h = this.#ghostHead;
+    while (g.size > cap) {
+      const k = q[h];
+      if (g.get(k) === q[h + 1]) g.delete(k);
+      h += 2;
+    }
+    if (h > 8192 && h * 2 > q.length) {
+      q.splice(0, h);
+      h = 0;
+    }
+    this.#ghostHead = h;
   }
+
 
   #live(s) {
     const t = this.#t + s * 3;
@@ -750,7 +775,7 @@ export class TtlCache {
       this.#flush(calls);
       return false;
     }
-    const hs = this.#e().parent(r);
+    const hs = U32[this.#st + ST_HASH];
     let box = this.#vals[hs];
     if (this.#keys[hs] === undefined) {
       box = new Hash();
