@@ -17,18 +17,30 @@ export const SLIDING_NOTE =
   "Array.filter over the whole expiration bucket (all keys written in the same ms), " +
   "which makes a 100k-key read pass take minutes";
 
-/** A Map with a size bound and FIFO eviction (what a bare Map gives for free). */
+/**
+ * A Map with a size bound and FIFO eviction (the floor for a bounded JS-keyed
+ * store). Insertion order is kept in a ring of keys: evicting with
+ * `m.delete(m.keys().next().value)` would be O(deleted entries) per call in
+ * V8 (the iterator walks over the holes deletions leave at the table's front
+ * until the next rehash), which is no floor at all.
+ */
 export class FifoMap {
   constructor(cap) {
     this.m = new Map();
     this.cap = cap;
+    this.ring = new Array(cap).fill("");
+    this.head = 0;
   }
   get(k) {
     return this.m.get(k);
   }
   set(k, v) {
     const m = this.m;
-    if (m.size >= this.cap && !m.has(k)) m.delete(m.keys().next().value);
+    if (!m.has(k)) {
+      if (m.size >= this.cap) m.delete(this.ring[this.head]);
+      this.ring[this.head] = k;
+      this.head = this.head + 1 === this.cap ? 0 : this.head + 1;
+    }
     m.set(k, v);
     return this;
   }
@@ -135,7 +147,6 @@ export function churnSubjects({ TtlCache, LRUCache, TTLCache }) {
     {
       name: "lru-cache",
       make: (n, period) => {
-        clock.t = 0;
         // ttlResolution 0: read the clock on every check; with the default (1 ms,
         // reset by a setTimeout) its clock stands still inside a synchronous loop.
         return new LRUCache({ max: n, ttl: period, perf: clock, ttlResolution: 0 });
