@@ -173,8 +173,8 @@ export function markdown(result, jsonPath) {
       `Node ${m.node}${m.chromium ? `, Chromium ${m.chromium} (headless, playwright-core)` : ""}.`,
   );
   parts.push(
-    "To reproduce: `make bench` (builds `pkg/`, then runs `node bench/run.mjs`: about 10 minutes on 2 cores; " +
-      "`node bench/run.mjs --quick` checks the harness in under a minute). Figures are medians of interleaved rounds after a warm-up round; " +
+    `To reproduce: \`make bench\` (builds \`pkg/\`, then runs \`node bench/run.mjs\`; this run took ${((m.seconds ?? 0) / 60).toFixed(1)} min; ` +
+      "`make bench BENCH_ARGS=--quick` checks the harness with small sizes). Figures are medians of interleaved rounds after a warm-up round; " +
       "ratios compare medians of the same run. Higher is better except for pauses.",
   );
   if (m.quick) parts.push("**Quick run: small sizes, few rounds; the figures mean nothing.**");
@@ -209,9 +209,9 @@ export function markdown(result, jsonPath) {
       "Each subject gets its own copy of the timed loop, so call sites stay monomorphic.",
     `${WORKLOADS.a}: n keys written (untimed), then ${c ? c.minOps.toLocaleString("en-US") : "≥ 1M"} or n reads (whichever is more) in a fixed shuffled order; every read hits. ` +
       "In (a) ttlcache runs without `updateAgeOnGet`, which re-files the key by filtering its whole expiration bucket on every read.",
-    `${WORKLOADS.b}: a fresh cache, n new keys (TTL from the constructor), then n overwrites in a shuffled order; ` +
+    `${WORKLOADS.b}: lapse and lru-cache without the sliding window here. A fresh cache, n new keys (TTL from the constructor), then n overwrites in a shuffled order; ` +
       "repeated to at least 1M operations at small n. Combined = the time for n inserts + n overwrites. " +
-      "ttlcache's overwrites are timed over the first 20,000 (each filters its expiration bucket; a full pass takes minutes).",
+      "ttlcache's overwrites are timed over the first 5,000 of each pass (each filters its expiration bucket; a full pass takes minutes).",
     `${WORKLOADS.c}: keyspace n, capacity n/10, a trace of ${c ? Object.entries(c.zipfOps).map(([k, v]) => `${sizeLabel(+k)} keys: ${sizeLabel(v)} ops`).join(", ") : "fixed-length"} ` +
       `(Zipf α=${c?.zipfAlpha ?? 1}, seed ${c?.seed ?? "fixed"}, ranks mapped to keys by a fixed permutation), starting cold; a read miss is followed by a set.`,
     `${WORKLOADS.d}: the same trace split in two halves, with a burst of 2 × capacity never-seen keys (get miss, then set) between them. ` +

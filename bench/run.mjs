@@ -44,6 +44,7 @@ const git = (...a) => {
 };
 
 const argv = process.argv.slice(2);
+const startedAt = Date.now();
 const result = {
   meta: {
     date: new Date().toISOString(),
@@ -162,6 +163,7 @@ if (!args["skip-chromium"]) {
 }
 
 result.meta.loadavgEnd = loadavg();
+result.meta.seconds = Math.round((Date.now() - startedAt) / 1000);
 mkdirSync(dirname(outFile), { recursive: true });
 writeFileSync(outFile, JSON.stringify(result, null, 1) + "\n");
 log(`wrote ${relative(root, outFile)}`);

@@ -26,10 +26,10 @@ export const ZIPF_ALPHA = 1.0;
 export const DEFAULTS = {
   sizes: [100_000, 1_000_000],
   warmup: 1,
-  rounds: { 100000: 5, 1000000: 3 }, // measured rounds per size (plus warmup)
+  rounds: { 100000: 4, 1000000: 2 }, // measured rounds per size (plus warmup)
   minOps: 1_000_000, // (a)/(b): repeat at small sizes so one sample is >= this many ops
-  zipfOps: { 100000: 2_000_000, 1000000: 4_000_000 },
-  churn: { n: 1_000_000, period: 10_000, step: 10, rounds: 2, lruSteps: 100 },
+  zipfOps: { 100000: 1_000_000, 1000000: 2_000_000 },
+  churn: { n: 1_000_000, period: 10_000, step: 10, rounds: 2, lruSteps: 30 },
   hashFields: 10,
   workloads: ["get", "set", "zipf", "scan", "churn", "hash"],
 };
