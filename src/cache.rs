@@ -41,6 +41,10 @@ pub struct Stats {
     pub bytes: u64,
     /// Slots waiting in the expiry wheel.
     pub scheduled: u64,
+    /// Keys in S3-FIFO's small (probation) queue.
+    pub small_queue: u64,
+    /// Bytes the engine's columns, wheel and queues occupy.
+    pub engine_bytes: u64,
     /// Engine counters (expired, evicted, ...).
     pub counters: Counters,
 }
@@ -560,6 +564,8 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
             entries: self.engine.entries(),
             bytes: self.engine.bytes(),
             scheduled: self.engine.scheduled() as u64,
+            small_queue: u64::from(self.engine.small_len()),
+            engine_bytes: self.engine.memory() as u64,
             counters: self.engine.counters,
         }
     }

@@ -9,7 +9,7 @@
 
 use crate::clock::{finite_time, lifetime, Clock, NEVER};
 use crate::error::{Error, Result};
-use crate::list::{Links, List, NIL};
+use crate::list::{List, NIL};
 use crate::policy::Policy;
 use crate::wheel::{Pop, Wheel};
 
@@ -209,6 +209,7 @@ pub(crate) enum Kind {
     Hash = 2,
     Field = 3,
     /// Handed to the host for a batched insert (see `reserve`), not yet live.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
     Reserved = 4,
 }
 
@@ -251,12 +252,14 @@ pub(crate) struct Engine {
     weight: Vec<u32>,
     /// Field: its hash's slot. Hash: index into `hashes`. Plain: `NIL`.
     family: Vec<u32>,
-    sib: Links,
     hashes: Vec<List>,
     hash_free: Vec<u32>,
     wheel: Wheel,
     pub policy: Policy,
+    /// Slots freed since they were first handed out; slots at `high` and
+    /// above have never been used, so they need no entry here.
     free: Vec<u32>,
+    high: u32,
     /// Plain entries + hash fields.
     entries: u64,
     /// Top-level keys: plain entries + hashes.
@@ -288,12 +291,12 @@ impl Engine {
             kind: Vec::new(),
             weight: Vec::new(),
             family: Vec::new(),
-            sib: Links::default(),
             hashes: Vec::new(),
             hash_free: Vec::new(),
             wheel: Wheel::default(),
             policy: Policy::default(),
             free: Vec::new(),
+            high: 0,
             entries: 0,
             keys: 0,
             bytes: 0,
@@ -347,7 +350,6 @@ impl Engine {
             + self.kind.capacity()
             + self.weight.capacity() * 4
             + self.family.capacity() * 4
-            + self.sib.memory()
             + self.hashes.capacity() * std::mem::size_of::<List>()
             + self.wheel.memory()
             + self.policy.memory()
@@ -380,6 +382,7 @@ impl Engine {
         }
     }
 
+    #[cfg(test)]
     pub fn advance(&mut self, now: f64) -> Result<()> {
         self.clock.advance(now)
     }
@@ -482,12 +485,15 @@ impl Engine {
         self.times[s as usize].deadline() > self.now()
     }
 
-    /// Live: its own deadline, and for a field its hash's too, is in the future.
+    /// Live: its own deadline is in the future; for a field, its hash's too;
+    /// for a hash, at least one field's too (the key goes with its last
+    /// field, swept or not). That scan stops at the first live field.
     pub fn is_live(&self, s: u32) -> bool {
         match self.kind[s as usize] {
             Kind::Free | Kind::Reserved => false,
             Kind::Field => self.own_live(s) && self.own_live(self.family[s as usize]),
-            _ => self.own_live(s),
+            Kind::Hash => self.own_live(s) && self.fields(s).any(|f| self.own_live(f)),
+            Kind::Plain => self.own_live(s),
         }
     }
 
@@ -519,14 +525,6 @@ impl Engine {
         }
     }
 
-    pub fn times(&self, s: u32) -> Times {
-        self.times[s as usize]
-    }
-
-    pub fn weight(&self, s: u32) -> u32 {
-        self.weight[s as usize]
-    }
-
     /// A hash's live-or-not fields, in no particular order.
     pub fn fields(&self, h: u32) -> impl Iterator<Item = u32> + '_ {
         let hid = self.family[h as usize] as usize;
@@ -536,18 +534,13 @@ impl Engine {
                 return None;
             }
             let cur = s;
-            s = self.sib.next(s);
+            s = self.policy.links().next(s);
             Some(cur)
         })
     }
 
     pub fn field_count(&self, h: u32) -> u32 {
         self.hashes[self.family[h as usize] as usize].len
-    }
-
-    /// Slots in use, in slot order.
-    pub fn occupied(&self) -> impl Iterator<Item = u32> + '_ {
-        (0..self.kind.len() as u32).filter(move |&s| !matches!(self.kind[s as usize], Kind::Free | Kind::Reserved))
     }
 
     // ---- writes -----------------------------------------------------------
@@ -631,18 +624,18 @@ impl Engine {
         let s = match self.free.pop() {
             Some(s) => s,
             None => {
-                let s = self.times.len();
-                let cap = (s * 2).max(64);
-                self.times.resize(cap, Times::EMPTY);
-                self.kind.resize(cap, Kind::Free);
-                self.weight.resize(cap, 0);
-                self.family.resize(cap, NIL);
-                self.sib.grow(cap);
-                self.wheel.grow(cap);
-                self.policy.grow(cap);
-                // Hand out low slots first so JS arrays stay dense.
-                self.free.extend((s as u32 + 1..cap as u32).rev());
-                s as u32
+                if self.high as usize == self.times.len() {
+                    let cap = (self.times.len() * 2).max(64);
+                    self.times.resize(cap, Times::EMPTY);
+                    self.kind.resize(cap, Kind::Free);
+                    self.weight.resize(cap, 0);
+                    self.family.resize(cap, NIL);
+                    self.wheel.grow(cap);
+                    self.policy.grow(cap);
+                }
+                // Low slots first, so the host's slot-indexed arrays stay dense.
+                self.high += 1;
+                self.high - 1
             }
         };
         self.kind[s as usize] = kind;
@@ -683,6 +676,7 @@ impl Engine {
         s
     }
 
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
     /// Takes up to `n` free slots for the host to fill itself (batched
     /// inserts), growing the columns if needed.
     pub fn reserve(&mut self, n: usize, out: &mut Vec<u32>) {
@@ -692,6 +686,7 @@ impl Engine {
         }
     }
 
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
     /// Links reserved slot `s`, whose `times` and `freq` the host has already
     /// written, as a plain entry of weight 0 (what `insert` would have done).
     /// The host only does this when the write needs no eviction and the
@@ -719,7 +714,9 @@ impl Engine {
         self.weight[i] = weight;
         self.family[i] = h;
         let hid = self.family[h as usize] as usize;
-        self.sib.push_front(&mut self.hashes[hid], s);
+        // A field is never in an eviction queue, so its queue links are free
+        // to chain it to its siblings.
+        self.policy.links_mut().push_front(&mut self.hashes[hid], s);
         self.weight[h as usize] += weight;
         self.entries += 1;
         self.bytes += u64::from(weight);
@@ -932,7 +929,7 @@ impl Engine {
             Kind::Field => {
                 let h = self.family[i];
                 let hid = self.family[h as usize] as usize;
-                self.sib.unlink(&mut self.hashes[hid], s);
+                self.policy.links_mut().unlink(&mut self.hashes[hid], s);
                 let w = self.weight[i];
                 self.weight[h as usize] -= w;
                 self.bytes -= u64::from(w);
@@ -962,13 +959,10 @@ impl Engine {
                 }
             }
         }
-        let cap = self.times.len();
         self.times.iter_mut().for_each(|t| *t = Times::EMPTY);
         self.kind.iter_mut().for_each(|k| *k = Kind::Free);
         self.weight.iter_mut().for_each(|w| *w = 0);
         self.family.iter_mut().for_each(|f| *f = NIL);
-        self.sib.clear();
-        self.sib.grow(cap);
         self.hashes.clear();
         self.hash_free.clear();
         self.wheel.clear();
@@ -976,7 +970,7 @@ impl Engine {
         self.wheel.reset_cursor(cur);
         self.policy.clear();
         self.free.clear();
-        self.free.extend((0..cap as u32).rev());
+        self.high = 0;
         self.entries = 0;
         self.keys = 0;
         self.bytes = 0;
@@ -1037,6 +1031,29 @@ mod tests {
         }
         assert!(e.counters.rescheduled > 0);
         e.tick(260.0).unwrap();
+        assert_eq!(e.keys(), 0);
+    }
+
+    #[test]
+    fn ticks_do_no_work_for_live_entries() {
+        // 100k entries due in a day; a thousand ticks across the first
+        // minute touch none of them: no pops, no cascades, no rescans.
+        let mut e = engine(Options::default());
+        for i in 0..100_000 {
+            plain(&mut e, 86_400_000.0 + f64::from(i), NEVER);
+        }
+        for t in 1..=1000 {
+            assert_eq!(e.tick(f64::from(t) * 60.0).unwrap(), 0);
+        }
+        assert_eq!(e.counters.cascaded + e.counters.rescheduled, 0);
+        // Sweeping them costs a bounded number of moves per entry.
+        let mut removed = 0;
+        let mut t = 86_400_000.0;
+        while removed < 100_000 {
+            removed += e.tick(t).unwrap();
+            t += 50.0;
+        }
+        assert!(e.counters.cascaded <= 100_000 * 10, "cascaded {}", e.counters.cascaded);
         assert_eq!(e.keys(), 0);
     }
 

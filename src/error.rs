@@ -50,9 +50,6 @@ impl Error {
     pub(crate) fn range(arg: &'static str, msg: impl Into<String>) -> Self {
         Error::Range { arg, msg: msg.into() }
     }
-    pub(crate) fn corrupt(msg: impl Into<String>) -> Self {
-        Error::Corrupt(msg.into())
-    }
 }
 
 impl fmt::Display for Error {

@@ -74,6 +74,15 @@ impl Policy {
         self.freq[i] = 0;
     }
 
+    /// The links, for lists of slots that are never queued (hash fields).
+    pub fn links(&self) -> &Links {
+        &self.links
+    }
+
+    pub fn links_mut(&mut self) -> &mut Links {
+        &mut self.links
+    }
+
     pub fn len(&self) -> u32 {
         self.small.len + self.main.len
     }
@@ -130,6 +139,7 @@ impl Policy {
         self.grow(n);
     }
 
+    #[cfg(test)]
     pub fn queue_of(&self, s: u32) -> u8 {
         self.queue[s as usize]
     }

@@ -351,10 +351,22 @@ export class TtlCache {
     this.#flush(this.#drain());
   }
 
+  /**
+   * Whether a key's slot is live: its clocks, and for a hash at least one
+   * live field (a hash goes with its last field, swept or not).
+   */
+  #liveKey(s) {
+    if (!this.#live(s)) return false;
+    const v = this.#vals[s];
+    if (!(v instanceof Hash)) return true;
+    for (const f of v.fields.values()) if (this.#live(f)) return true;
+    return false;
+  }
+
   /** The live slot of `key`, or NIL. Does not remove a dead one. */
   #liveSlot(key) {
     const s = this.#index.get(key);
-    return s !== undefined && this.#live(s) ? s : NIL;
+    return s !== undefined && this.#liveKey(s) ? s : NIL;
   }
 
   #measure(value, key, field) {
@@ -404,7 +416,7 @@ export class TtlCache {
     }
     if (s === undefined) {
       s = NIL;
-    } else if (this.#vals[s] instanceof Hash && this.#live(s)) {
+    } else if (this.#vals[s] instanceof Hash && this.#liveKey(s)) {
       throw wrongType("hash", "plain value");
     }
     const w = this.#sizeOf === undefined ? 0 : this.#measure(value, key);
@@ -508,7 +520,7 @@ export class TtlCache {
       const last = t + 1;
       if (F64[t] > now && F64[last] + F64[t + 2] > now) {
         const v = this.#vals[s];
-        if (v instanceof Hash) throw wrongType("hash", "plain value");
+        if (v instanceof Hash) return this.#getOnHash(s);
         F64[last] = now;
         const f = this.#f + s;
         const q = U8[f];
@@ -522,6 +534,13 @@ export class TtlCache {
     }
     checkString("key", key);
     this.#misses++;
+    return undefined;
+  }
+
+  #getOnHash(s) {
+    if (this.#liveKey(s)) throw wrongType("hash", "plain value");
+    this.#misses++;
+    this.#expireNow(s);
     return undefined;
   }
 
@@ -555,7 +574,7 @@ export class TtlCache {
     checkString("key", key);
     const s = this.#index.get(key);
     if (s === undefined) return false;
-    const live = this.#live(s);
+    const live = this.#liveKey(s);
     this.#e().remove(s, live ? DELETED : EXPIRED);
     this.#flush(this.#drain());
     return live;
@@ -617,15 +636,15 @@ export class TtlCache {
   }
 
   *keys() {
-    for (const [k, s] of this.#index) if (this.#live(s)) yield k;
+    for (const [k, s] of this.#index) if (this.#liveKey(s)) yield k;
   }
 
   *values() {
-    for (const [, s] of this.#index) if (this.#live(s)) yield this.#valueOf(s);
+    for (const [, s] of this.#index) if (this.#liveKey(s)) yield this.#valueOf(s);
   }
 
   *entries() {
-    for (const [k, s] of this.#index) if (this.#live(s)) yield [k, this.#valueOf(s)];
+    for (const [k, s] of this.#index) if (this.#liveKey(s)) yield [k, this.#valueOf(s)];
   }
 
   [Symbol.iterator]() {
@@ -704,7 +723,7 @@ export class TtlCache {
     let f = NIL;
     if (h === undefined) {
       h = NIL;
-    } else if (this.#live(h)) {
+    } else if (this.#liveKey(h)) {
       const box = this.#vals[h];
       if (!(box instanceof Hash)) throw wrongType("plain value", "hash");
       const fs = box.fields.get(field);
@@ -754,7 +773,7 @@ export class TtlCache {
       this.#misses++;
       return undefined;
     }
-    if (!this.#live(s)) {
+    if (!this.#liveKey(s)) {
       this.#misses++;
       this.#expireNow(s);
       return undefined;
