@@ -173,7 +173,7 @@ export function markdown(result, jsonPath) {
       `Node ${m.node}${m.chromium ? `, Chromium ${m.chromium} (headless, playwright-core)` : ""}.`,
   );
   parts.push(
-    `To reproduce: \`make bench\` (builds \`pkg/\`, then runs \`node bench/run.mjs\`; this run took ${((m.seconds ?? 0) / 60).toFixed(1)} min; ` +
+    `To reproduce: \`${m.command}\` (builds \`pkg/\`, then runs \`node bench/run.mjs\`; this run took ${((m.seconds ?? 0) / 60).toFixed(1)} min; ` +
       "`make bench BENCH_ARGS=--quick` checks the harness with small sizes). Figures are medians of interleaved rounds after a warm-up round; " +
       "ratios compare medians of the same run. Higher is better except for pauses.",
   );
@@ -213,7 +213,8 @@ export function markdown(result, jsonPath) {
       "repeated to at least 1M operations at small n. Combined = the time for n inserts + n overwrites. " +
       "ttlcache's overwrites are timed over the first 5,000 of each pass (each filters its expiration bucket; a full pass takes minutes).",
     `${WORKLOADS.c}: keyspace n, capacity n/10, a trace of ${c ? Object.entries(c.zipfOps).map(([k, v]) => `${sizeLabel(+k)} keys: ${sizeLabel(v)} ops`).join(", ") : "fixed-length"} ` +
-      `(Zipf α=${c?.zipfAlpha ?? 1}, seed ${c?.seed ?? "fixed"}, ranks mapped to keys by a fixed permutation), starting cold; a read miss is followed by a set.`,
+      `(Zipf α=${c?.zipfAlpha ?? 1}, seed ${c?.seed ?? "fixed"}, ranks mapped to keys by a fixed permutation), starting cold; a read miss is followed by a set. ` +
+      "ttlcache only up to 100k keys: each of its evictions starts a for-in over every expiration bucket, and a 1M-key round did not finish in 5 minutes.",
     `${WORKLOADS.d}: the same trace split in two halves, with a burst of 2 × capacity never-seen keys (get miss, then set) between them. ` +
       "Hit ratio over all reads (scan included), over the first half, and over the second half (after the scan).",
     `${WORKLOADS.e}: ${c ? c.churn.n.toLocaleString("en-US") : "1M"} entries with TTLs uniform in [1, ${c?.churn.period ?? "?"}] ms on a virtual clock, advanced ${c?.churn.step ?? "?"} ms per step; ` +

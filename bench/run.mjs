@@ -48,7 +48,7 @@ const startedAt = Date.now();
 const result = {
   meta: {
     date: new Date().toISOString(),
-    command: args.quick ? `node bench/run.mjs ${argv.join(" ")}` : "make bench",
+    command: argv.length ? `make bench BENCH_ARGS="${argv.join(" ")}"` : "make bench",
     argv,
     quick: Boolean(args.quick),
     commit: git("rev-parse", "--short=12", "HEAD"),
@@ -95,8 +95,10 @@ if (!args["skip-memory"]) {
 if (!args["skip-node"]) {
   const tmp = `${outFile}.node.tmp`;
   const pass = argv.filter((a) => !["--skip-chromium", "--skip-memory", "--skip-node", "--no-readme"].includes(a));
-  const outAt = pass.indexOf("--out");
-  if (outAt >= 0) pass.splice(outAt, 2);
+  for (const opt of ["--out", "--chromium-sizes"]) {
+    const at = pass.indexOf(opt);
+    if (at >= 0) pass.splice(at, 2);
+  }
   mkdirSync(dirname(tmp), { recursive: true });
   const r = spawnSync(process.execPath, ["--expose-gc", join(here, "node.mjs"), ...pass, "--out", tmp], {
     stdio: ["ignore", "inherit", "inherit"],
@@ -150,7 +152,10 @@ if (!args["skip-chromium"]) {
     await page.waitForFunction(() => window.benchReady === true, null, { timeout: 60_000 }).catch(() => {
       throw new Error(`bench page did not load: ${problems.join("; ")}`);
     });
-    const env = await page.evaluate((o) => window.runBench(o), suiteOptions(args));
+    const copts = suiteOptions(
+      typeof args["chromium-sizes"] === "string" ? { ...args, sizes: args["chromium-sizes"] } : args,
+    );
+    const env = await page.evaluate((o) => window.runBench(o), copts);
     env.env.version = result.meta.chromium;
     if (!env.env.crossOriginIsolated) log("warning: page not cross-origin isolated (100 µs timer)");
     result.envs.chromium = env;

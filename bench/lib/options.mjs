@@ -3,6 +3,8 @@
 //   --quick             small sizes and few rounds, to check the harness (figures meaningless)
 //   --only a,b,...      workloads: get,set,zipf,scan,churn,hash
 //   --sizes 100000,...  key counts for (a)-(d), (f)
+//   --rounds N          measured rounds at every size and for (e) (after 1 warm-up)
+//   --chromium-sizes    key counts for the Chromium run only (run.mjs)
 //   --out file          where to write
 
 export function parseArgs(argv) {
@@ -34,5 +36,10 @@ export function suiteOptions(args) {
   }
   if (typeof args.sizes === "string") o.sizes = args.sizes.split(",").map(Number);
   if (typeof args.only === "string") o.workloads = args.only.split(",");
+  if (typeof args.rounds === "string") {
+    const r = Number(args.rounds);
+    o.rounds = Object.fromEntries((o.sizes ?? [100_000, 1_000_000]).map((n) => [n, r]));
+    o.churn = { ...(o.churn ?? { n: 1_000_000, period: 10_000, step: 10, lruSteps: 30 }), rounds: r };
+  }
   return o;
 }
