@@ -148,8 +148,13 @@ demo: setup build
 	PORT=$(PORT) $(BIN)/sirv build/www --host 127.0.0.1 --port $(PORT) --dev --no-clear
 
 # ---------------------------------------------------------------- hooks for others
-bench:
-	@echo "make bench: not yet"
+# Benchmarks (bench/): Node + headless Chromium, memory per entry, wasm size.
+# Writes bench/results/<UTC time>.json, prints the tables and goal lines, and
+# regenerates README.md's "## Performance" section from that JSON.
+# BENCH_ARGS=--quick checks the harness in about a minute (figures meaningless).
+BENCH_ARGS ?=
+bench: setup build
+	node bench/run.mjs $(BENCH_ARGS)
 
 # cargo-fuzz needs nightly flags; RUSTC_BOOTSTRAP=1 lets this stable toolchain
 # take them. Targets: snapshot_decode (the decoder on arbitrary bytes; what it

@@ -1,0 +1,17 @@
+// The suite in Node:  node --expose-gc bench/node.mjs [--out file.json] [--quick]
+// Imports lapse from the built package (pkg/dist/node.js, what `import "lapse"` gives in Node).
+import { writeFileSync } from "node:fs";
+import { LRUCache } from "lru-cache";
+import { TTLCache } from "@isaacs/ttlcache";
+import { TtlCache } from "../pkg/dist/node.js";
+import { runSuite } from "./lib/suite.mjs";
+import { parseArgs, suiteOptions } from "./lib/options.mjs";
+
+const args = parseArgs(process.argv.slice(2));
+const result = await runSuite({ TtlCache, LRUCache, TTLCache }, suiteOptions(args), (m) =>
+  console.error(`[node] ${m}`),
+);
+result.env = { name: "node", version: process.version, v8: process.versions.v8 };
+const json = JSON.stringify(result);
+if (args.out) writeFileSync(args.out, json);
+else console.log(json);

@@ -1,0 +1,179 @@
+// `make bench`: the whole benchmark, end to end.
+//
+//   node bench/run.mjs [--quick] [--only get,set,...] [--sizes 100000,...]
+//                      [--skip-node] [--skip-chromium] [--skip-memory]
+//                      [--no-readme] [--out file.json]
+//
+// 1. (h) size of pkg/dist/lapse_bg.wasm, raw and gzipped
+// 2. (g) memory per entry: node --expose-gc bench/memory.mjs, a fresh process per subject
+// 3. the suite (a)-(f) in Node: node --expose-gc bench/node.mjs (a child process)
+// 4. the same suite in headless Chromium (playwright-core + /usr/bin/chromium):
+//    bench/page.html served from this checkout on 127.0.0.1:<random port>,
+//    cross-origin isolated (COOP/COEP) so performance.now() has 5 µs resolution
+// 5. writes bench/results/<UTC timestamp>.json, prints the tables and the
+//    goal lines, and (unless --quick or --no-readme) regenerates README.md's
+//    "## Performance" section from that JSON (bench/report.mjs).
+import { spawnSync, execFileSync } from "node:child_process";
+import { createServer } from "node:http";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpus, loadavg, totalmem, type as osType, release as osRelease } from "node:os";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { gzipSync } from "node:zlib";
+import { parseArgs, suiteOptions } from "./lib/options.mjs";
+import { printReport, writeReadme } from "./report.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const root = join(here, "..");
+const args = parseArgs(process.argv.slice(2));
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+const log = (m) => console.error(`[bench] ${m}`);
+
+const stamp = new Date().toISOString().replace(/\.\d+Z$/, "Z").replaceAll(":", "-");
+const outFile =
+  typeof args.out === "string"
+    ? args.out
+    : join(root, "bench", "results", args.quick ? `quick-${stamp}.json.tmp` : `${stamp}.json`);
+
+const git = (...a) => {
+  try {
+    return execFileSync("git", a, { cwd: root, encoding: "utf8" }).trim();
+  } catch {
+    return null;
+  }
+};
+
+const argv = process.argv.slice(2);
+const startedAt = Date.now();
+const result = {
+  meta: {
+    date: new Date().toISOString(),
+    command: argv.length ? `make bench BENCH_ARGS="${argv.join(" ")}"` : "make bench",
+    argv,
+    quick: Boolean(args.quick),
+    commit: git("rev-parse", "--short=12", "HEAD"),
+    dirty: (git("status", "--porcelain", "--", "src", "pkg-template", "bench", "Cargo.toml") ?? "") !== "",
+    os: `${osType()} ${osRelease()}`,
+    cpu: cpus()[0]?.model ?? "unknown",
+    cores: cpus().length,
+    memoryGB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    chromium: null,
+    loadavgStart: loadavg(),
+    loadavgEnd: null,
+  },
+  wasm: null,
+  memory: null,
+  envs: {},
+};
+
+// ---------------------------------------------------------------- (h) wasm size
+{
+  const file = join(root, "pkg", "dist", "lapse_bg.wasm");
+  const raw = readFileSync(file);
+  result.wasm = { file: relative(root, file), rawBytes: raw.length, gzipBytes: gzipSync(raw, { level: 9 }).length };
+  log(`wasm: ${result.wasm.rawBytes} bytes raw, ${result.wasm.gzipBytes} gzipped`);
+}
+
+// ---------------------------------------------------------------- (g) memory
+if (!args["skip-memory"]) {
+  const n = args.quick ? 100_000 : 1_000_000;
+  const subjects = {};
+  for (const s of ["lapse", "lru-cache", "ttlcache", "map"]) {
+    const r = spawnSync(process.execPath, ["--expose-gc", join(here, "memory.mjs"), s, String(n)], {
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    if (r.status !== 0) throw new Error(`memory.mjs ${s} failed (${r.status})`);
+    subjects[s] = JSON.parse(r.stdout.trim().split("\n").pop());
+    log(`memory ${s}: ${subjects[s].bytesPerEntry.toFixed(1)} bytes/entry`);
+  }
+  result.memory = { n, subjects };
+}
+
+// ---------------------------------------------------------------- Node
+if (!args["skip-node"]) {
+  const tmp = `${outFile}.node.tmp`;
+  const pass = argv.filter((a) => !["--skip-chromium", "--skip-memory", "--skip-node", "--no-readme"].includes(a));
+  for (const opt of ["--out", "--chromium-sizes"]) {
+    const at = pass.indexOf(opt);
+    if (at >= 0) pass.splice(at, 2);
+  }
+  mkdirSync(dirname(tmp), { recursive: true });
+  const r = spawnSync(process.execPath, ["--expose-gc", join(here, "node.mjs"), ...pass, "--out", tmp], {
+    stdio: ["ignore", "inherit", "inherit"],
+  });
+  if (r.status !== 0) throw new Error(`node.mjs failed (${r.status})`);
+  result.envs.node = JSON.parse(readFileSync(tmp, "utf8"));
+  rmSync(tmp);
+}
+
+// ---------------------------------------------------------------- Chromium
+if (!args["skip-chromium"]) {
+  const { default: sirv } = await import("sirv");
+  const { chromium } = await import("playwright-core");
+  const serve = sirv(root, { dev: true, dotfiles: false });
+  const server = createServer((req, res) => {
+    // Cross-origin isolation: performance.now() at 5 µs instead of 100 µs.
+    res.setHeader("Cross-Origin-Opener-Policy", "same-origin");
+    res.setHeader("Cross-Origin-Embedder-Policy", "require-corp");
+    serve(req, res, () => {
+      res.statusCode = 404;
+      res.end("not found");
+    });
+  });
+  await new Promise((r) => server.listen(0, "127.0.0.1", r));
+  const base = `http://127.0.0.1:${server.address().port}`;
+  const browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    timeout: 60_000,
+    args: [
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+      "--no-first-run",
+      "--disable-dev-shm-usage",
+      "--js-flags=--expose-gc",
+    ],
+  });
+  try {
+    result.meta.chromium = browser.version();
+    const page = await browser.newPage();
+    const problems = [];
+    page.on("console", (m) => {
+      if (m.type() === "error") problems.push(m.text());
+      console.error(m.text());
+    });
+    page.on("pageerror", (e) => problems.push(e.message));
+    await page.goto(`${base}/bench/page.html`, { waitUntil: "load", timeout: 60_000 });
+    await page.waitForFunction(() => window.benchReady === true, null, { timeout: 60_000 }).catch(() => {
+      throw new Error(`bench page did not load: ${problems.join("; ")}`);
+    });
+    const copts = suiteOptions(
+      typeof args["chromium-sizes"] === "string" ? { ...args, sizes: args["chromium-sizes"] } : args,
+    );
+    const env = await page.evaluate((o) => window.runBench(o), copts);
+    env.env.version = result.meta.chromium;
+    if (!env.env.crossOriginIsolated) log("warning: page not cross-origin isolated (100 µs timer)");
+    result.envs.chromium = env;
+    await page.close();
+  } finally {
+    await browser.close();
+    server.close();
+    server.closeAllConnections?.();
+  }
+}
+
+result.meta.loadavgEnd = loadavg();
+result.meta.seconds = Math.round((Date.now() - startedAt) / 1000);
+mkdirSync(dirname(outFile), { recursive: true });
+writeFileSync(outFile, JSON.stringify(result, null, 1) + "\n");
+log(`wrote ${relative(root, outFile)}`);
+printReport(result);
+if (!args.quick && !args["no-readme"]) {
+  writeReadme(join(root, "README.md"), result, relative(root, outFile));
+  log("README.md: ## Performance regenerated");
+}
