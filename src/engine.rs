@@ -213,8 +213,9 @@ pub(crate) enum Kind {
     Reserved = 4,
 }
 
-/// Most slots a bounded cache allocates up front (about 50 MB of columns).
-const PREALLOCATE_MAX: u64 = 1 << 20;
+/// Most slots a bounded cache allocates up front (about 3 MB of columns): a
+/// generous `maxEntries` must not make construction slow or big.
+const PREALLOCATE_MAX: u64 = 1 << 16;
 
 /// Bits of a log record's flags word.
 pub(crate) const LOG_GHOST: u32 = 1 << 7;
