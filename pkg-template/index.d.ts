@@ -24,6 +24,9 @@ export type Time = number | Date;
 /** Any value but `undefined` (which means "missing" on reads). */
 export type Defined<V> = V & ({} | null);
 
+/** What iteration yields for a key: its value, or for a hash key a `Map` of its live fields. */
+export type Entry<V> = V | Map<string, V>;
+
 /** Constructor options. All optional; an unknown option name throws `TypeError`. */
 export interface TtlCacheOptions<V = unknown> {
   /** Starting clock, in ms. Default `Date.now()`. */
@@ -36,8 +39,12 @@ export interface TtlCacheOptions<V = unknown> {
   maxEntries?: number;
   /** Most total size held at once, as measured by `sizeOf`. Default `Infinity`. */
   maxBytes?: number;
-  /** Size of one value for `maxBytes` (a positive integer). */
-  sizeOf?: (value: V, key: string) => number;
+  /**
+   * Size of one value for `maxBytes`: an integer from 0 to 2^32-1. Called on
+   * every write while `maxBytes` is set; `field` is the hash field, or
+   * `undefined` for a plain entry.
+   */
+  sizeOf?: (value: V, key: string, field: string | undefined) => number;
   /** Most expired entries one `tick()` removes. Default 1000. */
   sweepBudget?: number;
   /**
@@ -78,7 +85,7 @@ export type SetOptions =
 
 /** Options for `TtlCache.restore`: what snapshot bytes cannot hold. */
 export interface RestoreOptions<V = unknown> {
-  sizeOf?: (value: V, key: string) => number;
+  sizeOf?: (value: V, key: string, field: string | undefined) => number;
   dispose?: (value: V, key: string, reason: DisposeReason, field: string | undefined) => void;
 }
 
@@ -135,7 +142,7 @@ export interface TtlCacheStats {
  * (`ttl`/`expireAt`) and a sliding idle window (`idle`); it expires at the
  * earlier of the two. No `init()` call is needed.
  */
-export declare class TtlCache<V = unknown> implements Iterable<[string, V]> {
+export declare class TtlCache<V = unknown> implements Iterable<[string, Entry<V>]> {
   constructor(options?: TtlCacheOptions<V>);
 
   /** Rebuilds a cache from `snapshot()` bytes. Corrupt bytes throw `Error`. */
@@ -178,14 +185,17 @@ export declare class TtlCache<V = unknown> implements Iterable<[string, V]> {
   /** Removes everything. */
   clear(): void;
 
-  /** Live keys. */
+  // Iteration visits live keys in insertion order, without touching them. A
+  // hash key's value is a `Map` of its live fields, hence `Entry<V>`.
+
+  /** Live keys (plain and hash). */
   keys(): IterableIterator<string>;
-  /** Live values. */
-  values(): IterableIterator<V>;
-  /** Live `[key, value]` pairs. */
-  entries(): IterableIterator<[string, V]>;
-  [Symbol.iterator](): IterableIterator<[string, V]>;
-  forEach(callback: (value: V, key: string, cache: this) => void, thisArg?: unknown): void;
+  /** Live values; a hash key gives a `Map` of its live fields. */
+  values(): IterableIterator<Entry<V>>;
+  /** Live `[key, value]` pairs; a hash key gives a `Map` of its live fields. */
+  entries(): IterableIterator<[string, Entry<V>]>;
+  [Symbol.iterator](): IterableIterator<[string, Entry<V>]>;
+  forEach(callback: (value: Entry<V>, key: string, cache: this) => void, thisArg?: unknown): void;
 
   stats(): TtlCacheStats;
   /** Everything, deadlines included, in a versioned, checksummed format. Throws `TypeError` for a value with no data form. */

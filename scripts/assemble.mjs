@@ -6,7 +6,7 @@
 //        --cache pkg-template/src/cache.js --out pkg
 //
 // Layout (the lead's cache.js relies on it):
-//   pkg/package.json README.md LICENSE index.d.ts index.d.cts
+//   pkg/package.json README.md LICENSE API.md index.d.ts index.d.cts
 //   pkg/dist/glue.js         wasm-bindgen --target web output
 //   pkg/dist/lapse_bg.wasm   wasm-opt -Oz output
 //   pkg/dist/cache.js        TtlCache (does not initialize wasm)
@@ -95,6 +95,9 @@ writeFileSync(join(out, "index.d.cts"), dts);
 
 copyFileSync(join(template, "README.md"), join(out, "README.md"));
 copyFileSync(r("LICENSE"), join(out, "LICENSE"));
+// The full API reference (the lead's API.md at the repo root), when present.
+const hasApiDoc = existsSync(r("API.md"));
+if (hasApiDoc) copyFileSync(r("API.md"), join(out, "API.md"));
 
 const entries = ["./dist/node.js", "./dist/node.cjs", "./dist/browser.js", "./dist/workerd.js"];
 const pkg = {
@@ -121,7 +124,7 @@ const pkg = {
     "./lapse_bg.wasm": "./dist/lapse_bg.wasm",
     "./package.json": "./package.json",
   },
-  files: ["dist/", "index.d.ts", "index.d.cts", "README.md", "LICENSE"],
+  files: ["dist/", "index.d.ts", "index.d.cts", "README.md", "LICENSE", ...(hasApiDoc ? ["API.md"] : [])],
   // The entries instantiate the wasm when evaluated: a bundler must never skip
   // them (glue.js and cache.js are pure module definitions).
   sideEffects: entries,

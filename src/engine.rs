@@ -213,6 +213,9 @@ pub(crate) enum Kind {
     Reserved = 4,
 }
 
+/// Most slots a bounded cache allocates up front (about 50 MB of columns).
+const PREALLOCATE_MAX: u64 = 1 << 20;
+
 /// Bits of a log record's flags word.
 pub(crate) const LOG_GHOST: u32 = 1 << 7;
 
@@ -279,7 +282,7 @@ impl Engine {
     pub fn new(opts: &Options, now: f64) -> Result<Engine> {
         opts.validate()?;
         let clock = Clock::new(now)?;
-        Ok(Engine {
+        let mut e = Engine {
             ttl: opts.ttl.unwrap_or(NEVER),
             idle: opts.idle.unwrap_or(NEVER),
             max_entries: sat(opts.max_entries),
@@ -302,7 +305,13 @@ impl Engine {
             bytes: 0,
             log: Vec::new(),
             counters: Counters::default(),
-        })
+        };
+        // A bounded cache gets its columns up front (as lru-cache sizes its
+        // arrays by `max`), so filling it never pays for growth.
+        if let Some(m) = opts.max_entries {
+            e.grow(m.min(PREALLOCATE_MAX) as usize);
+        }
+        Ok(e)
     }
 
     pub fn options(&self) -> Options {
@@ -625,13 +634,7 @@ impl Engine {
             Some(s) => s,
             None => {
                 if self.high as usize == self.times.len() {
-                    let cap = (self.times.len() * 2).max(64);
-                    self.times.resize(cap, Times::EMPTY);
-                    self.kind.resize(cap, Kind::Free);
-                    self.weight.resize(cap, 0);
-                    self.family.resize(cap, NIL);
-                    self.wheel.grow(cap);
-                    self.policy.grow(cap);
+                    self.grow((self.times.len() * 2).max(64));
                 }
                 // Low slots first, so the host's slot-indexed arrays stay dense.
                 self.high += 1;
@@ -640,6 +643,15 @@ impl Engine {
         };
         self.kind[s as usize] = kind;
         s
+    }
+
+    fn grow(&mut self, cap: usize) {
+        self.times.resize(cap, Times::EMPTY);
+        self.kind.resize(cap, Kind::Free);
+        self.weight.resize(cap, 0);
+        self.family.resize(cap, NIL);
+        self.wheel.grow(cap);
+        self.policy.grow(cap);
     }
 
     fn set_clocks(&mut self, s: u32, c: Clocks) {

@@ -59,6 +59,13 @@ function sync() {
   }
 }
 
+/** A packed copy of `a`, `cap` long, padded with `undefined`. */
+function grown(a, cap) {
+  const b = new Array(cap).fill(undefined);
+  for (let i = 0; i < a.length; i++) b[i] = a[i];
+  return b;
+}
+
 /** The fields of one hash key: field name -> slot. */
 class Hash {
   constructor() {
@@ -115,7 +122,9 @@ function checkOptions(arg, opts, allowed) {
   if (opts === null || typeof opts !== "object" || Array.isArray(opts)) {
     throw new TypeError(`${arg}: must be an object, got ${describe(opts)}`);
   }
-  for (const k of Object.keys(opts)) {
+  // for-in, not Object.keys: this runs on every write with options, and
+  // must not allocate.
+  for (const k in opts) {
     if (!allowed.has(k)) throw new TypeError(`${arg}: unknown option ${JSON.stringify(k)}`);
   }
 }
@@ -252,12 +261,11 @@ export class TtlCache {
     this.#t = U32[st + ST_TIMES] >>> 3;
     this.#f = U32[st + ST_FREQ];
     // Keep the slot arrays packed and as long as the engine's columns: V8
-    // reads and writes past the end, or into holes, on a slow path.
-    const keys = this.#keys;
-    const vals = this.#vals;
-    for (let i = keys.length; i < cap; i++) {
-      keys.push(undefined);
-      vals.push(undefined);
+    // reads and writes past the end, or into holes, on a slow path. One
+    // allocation per growth, not one push per slot.
+    if (this.#keys.length < cap) {
+      this.#keys = grown(this.#keys, cap);
+      this.#vals = grown(this.#vals, cap);
     }
   }
 

@@ -1,7 +1,7 @@
 // Compile-time checks of the published types (index.d.ts). Each line after an
 // "expect-error" directive must fail to type-check; tsc reports an unused one.
 import { TtlCache } from "lapse";
-import type { Cond, DisposeReason, SetOptions, TtlCacheOptions, TtlCacheStats } from "lapse";
+import type { Cond, DisposeReason, Entry, SetOptions, TtlCacheOptions, TtlCacheStats } from "lapse";
 
 const DAY = 86_400_000;
 
@@ -13,7 +13,7 @@ const c = new TtlCache<{ name: string }>({
   idle: 30 * DAY,
   maxEntries: 100_000,
   maxBytes: 1 << 20,
-  sizeOf: (value, key) => value.name.length + key.length,
+  sizeOf: (value, key, field) => value.name.length + key.length + (field?.length ?? 0),
   sweepBudget: 1000,
   dispose(value, key, reason, field) {
     const v: { name: string } = value;
@@ -89,13 +89,16 @@ c.size = 5;
 c.clear();
 void [now, removed, removed2, purged, size];
 
-// ---- iteration
-for (const [k, v] of c) void [k.toUpperCase(), v.name];
+// ---- iteration (a hash key yields a Map of its live fields)
+const nameOf = (v: Entry<{ name: string }>): string => (v instanceof Map ? `${v.size} fields` : v.name);
+for (const [k, v] of c) void [k.toUpperCase(), nameOf(v)];
 for (const k of c.keys()) void k.toUpperCase();
+for (const v of c.values()) void nameOf(v);
+for (const [k, v] of c.entries()) void [k, nameOf(v)];
+c.forEach((v, k, cache) => void [nameOf(v), k.length, cache.size]);
+const arr: [string, Entry<{ name: string }>][] = [...c];
+// @ts-expect-error a value may be a hash's Map: narrow first
 for (const v of c.values()) void v.name;
-for (const [k, v] of c.entries()) void [k, v.name];
-c.forEach((v, k, cache) => void [v.name, k.length, cache.size]);
-const arr: [string, { name: string }][] = [...c];
 void arr;
 
 // ---- stats
@@ -103,6 +106,7 @@ const s: TtlCacheStats = c.stats();
 const nums: number[] = [
   s.hits, s.misses, s.expired, s.evicted, s.deleted, s.size, s.entries, s.bytes, s.inserted, s.updated,
   s.ticks, s.swept, s.rescheduled, s.cascaded, s.scheduled, s.hitRatio, s.wasmBytes, s.now,
+  s.smallQueue, s.engineBytes, s.maxEntries, s.maxBytes,
 ];
 // @ts-expect-error not a stat
 void s.hitz;
