@@ -57,7 +57,7 @@ fn limit(arg: &'static str, v: f64, zero_ok: bool) -> Result<Option<u64>, Error>
     }
     if !(v.fract() == 0.0 && (v > 0.0 || (zero_ok && v == 0.0)) && v <= 9007199254740991.0) {
         let what = if zero_ok { "a non-negative integer" } else { "a positive integer" };
-        return Err(Error::range(arg, format!("must be {what} or Infinity, got {v}")));
+        return Err(Error::range(arg, format!("must be {what} or Infinity, got {}", crate::clock::show(v))));
     }
     Ok(Some(v as u64))
 }
@@ -147,7 +147,10 @@ impl RawEngine {
         if w.fract() == 0.0 && (0.0..=4294967295.0).contains(&w) {
             Ok(w as u32)
         } else {
-            Err(Error::range("sizeOf", format!("must return an integer from 0 to 2^32-1, got {w}")))
+            Err(Error::range(
+                "sizeOf",
+                format!("must return an integer from 0 to 2^32-1, got {}", crate::clock::show(w)),
+            ))
         }
     }
 }

@@ -43,12 +43,38 @@ impl Clock {
     }
 }
 
+/// Writes a number for an error message as JS would for the common cases,
+/// without pulling Rust's float formatting (several KB of wasm) into the
+/// build: integers exactly, fractions to three places.
+pub(crate) fn show(v: f64) -> String {
+    if v.is_nan() {
+        return "NaN".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "Infinity".into() } else { "-Infinity".into() };
+    }
+    let neg = if v < 0.0 { "-" } else { "" };
+    let a = v.abs();
+    if a < 9.007_199_254_740_992e15 {
+        let milli = (a * 1000.0).round() as u64;
+        let (int, frac) = (milli / 1000, milli % 1000);
+        if frac == 0 {
+            format!("{neg}{int}")
+        } else {
+            let f = format!("{frac:03}");
+            format!("{neg}{int}.{}", f.trim_end_matches('0'))
+        }
+    } else {
+        format!("{neg}{}e{}", (a / 10f64.powi(a.log10() as i32)).round() as u64, a.log10() as i32)
+    }
+}
+
 /// A point in time: any finite number.
 pub(crate) fn finite_time(arg: &'static str, t: f64) -> Result<f64> {
     if t.is_finite() {
         Ok(t)
     } else {
-        Err(Error::range(arg, format!("must be a finite number of milliseconds, got {t}")))
+        Err(Error::range(arg, format!("must be a finite number of milliseconds, got {}", show(t))))
     }
 }
 
@@ -57,7 +83,7 @@ pub(crate) fn lifetime(arg: &'static str, ms: f64) -> Result<f64> {
     if ms > 0.0 {
         Ok(ms)
     } else {
-        Err(Error::range(arg, format!("must be a positive number of milliseconds or Infinity, got {ms}")))
+        Err(Error::range(arg, format!("must be a positive number of milliseconds or Infinity, got {}", show(ms))))
     }
 }
 
@@ -66,7 +92,7 @@ pub(crate) fn delay(arg: &'static str, ms: f64) -> Result<f64> {
     if ms.is_finite() {
         Ok(ms)
     } else {
-        Err(Error::range(arg, format!("must be a finite number of milliseconds, got {ms}")))
+        Err(Error::range(arg, format!("must be a finite number of milliseconds, got {}", show(ms))))
     }
 }
 
@@ -84,6 +110,11 @@ mod tests {
         assert_eq!(lifetime("ttl", f64::INFINITY), Ok(f64::INFINITY));
         assert_eq!(lifetime("ttl", 0.5), Ok(0.5));
         assert_eq!(delay("ms", -5.0), Ok(-5.0));
+        let shown: Vec<String> = [f64::NAN, f64::INFINITY, -f64::INFINITY, 0.0, -3.0, 1.5, 0.125, -0.001, 1e300]
+            .iter()
+            .map(|&v| show(v))
+            .collect();
+        assert_eq!(shown, ["NaN", "Infinity", "-Infinity", "0", "-3", "1.5", "0.125", "-0.001", "1e300"]);
         assert!(delay("ms", f64::NEG_INFINITY).is_err());
     }
 }
