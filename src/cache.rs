@@ -867,7 +867,12 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
         mut value: impl FnMut(&Value) -> Result<V>,
     ) -> Result<Self> {
         snap.validate()?;
-        let mut c = Self::with_options(snap.options.clone(), snap.now)?;
+        // No preallocation for maxEntries: the cache grows as entries arrive.
+        let mut opts = snap.options.clone();
+        let max_entries = opts.max_entries.take();
+        let mut c = Self::with_options(opts, snap.now)?;
+        c.engine.set_max_entries(max_entries);
+        c.bounded |= max_entries.is_some();
         let times = |t: &SnapClocks| Times { abs: t.abs, last: t.last, idle: t.idle };
         for e in &snap.entries {
             let k = key(&e.key)?;

@@ -1007,6 +1007,13 @@ impl Engine {
         (0..self.kind.len() as u32).filter(move |&s| !matches!(self.kind[s as usize], Kind::Free | Kind::Reserved))
     }
 
+    /// Sets `maxEntries` without preallocating for it: a restored engine
+    /// grows as its entries arrive (a snapshot's bound is data, and a tiny
+    /// hostile snapshot must not reserve a million slots).
+    pub fn set_max_entries(&mut self, v: Option<u64>) {
+        self.max_entries = sat(v);
+    }
+
     /// Adds a slot with exact clocks, for restoring a snapshot: a `Plain` or
     /// `Hash` key (`parent` ignored) or a `Field` of hash slot `parent`. No
     /// eviction, no counters; keys go to the main queue in the order given.

@@ -45,6 +45,8 @@ const WRITE_OPTIONS = new Set(["ttl", "idle", "expireAt", "keepTtl"]);
 const RESTORE_OPTIONS = new Set(["dispose", "sizeOf"]);
 
 let memory = null;
+// The engine `TtlCache.restore` hands the constructor instead of a new one.
+let adopting = null;
 let F64 = new Float64Array(0);
 let U8 = new Uint8Array(0);
 let U32 = new Uint32Array(0);
@@ -227,7 +229,7 @@ export class TtlCache {
     if (maxBytes !== Infinity && this.#sizeOf === undefined) {
       throw new TypeError("sizeOf: is required when maxBytes is set");
     }
-    this.#eng = new RawEngine(now, ttl, idle, maxEntries, maxBytes, sweepBudget);
+    this.#eng = adopting ?? new RawEngine(now, ttl, idle, maxEntries, maxBytes, sweepBudget);
     sync();
     this.#st = this.#eng.statusPtr() >>> 2;
     this.#now = this.#eng.now();
@@ -978,6 +980,7 @@ export class TtlCache {
     const units = packed.subarray(3 + nn, 3 + nn + nu);
     const bin = Uint8Array.from(packed.subarray(3 + nn + nu));
     let c;
+    adopting = raw;
     try {
       c = new TtlCache({
         now: nums[0],
@@ -992,21 +995,11 @@ export class TtlCache {
     } catch (e) {
       raw.free();
       throw e;
+    } finally {
+      adopting = null;
     }
-    c.#adopt(raw);
     c.#fill(new TapeReader(nums, units, bin));
     return c;
-  }
-
-  /** Swaps in a restored engine (this one is fresh and empty). */
-  #adopt(raw) {
-    this.#eng.free();
-    this.#eng = raw;
-    sync();
-    this.#st = raw.statusPtr() >>> 2;
-    this.#now = raw.now();
-    this.#pend = U32[this.#st + ST_PENDING_PTR] >>> 2;
-    this.#rebase();
   }
 
   /**

@@ -51,8 +51,9 @@ impl RawEngine {
         // Decode once to check everything and learn the options, then again
         // to build the engine's slots as the entries go by.
         let h = snapshot::decode_tape(bytes)?.nums;
-        let mut raw = RawEngine::new(h[0], h[1], h[2], h[3], h[4], h[5])?;
+        let mut raw = RawEngine::new(h[0], h[1], h[2], f64::INFINITY, h[4], h[5])?;
         let e = &mut raw.e;
+        e.set_max_entries((h[3] != f64::INFINITY).then_some(h[3] as u64));
         let (mut next, mut hash) = (0u32, NIL);
         let t = snapshot::decode_tape_with(bytes, &mut |kind, k, w| {
             let t = Times { abs: k.abs, last: k.last, idle: k.idle };

@@ -212,6 +212,20 @@ test("hostile bytes fail fast with a message, never a trap", () => {
   assert.equal(ok.get("k"), null);
 });
 
+test("a tiny snapshot declaring a huge maxEntries restores fast, without reserving memory for it", () => {
+  // maxEntries = 2^53 - 1, no entries: 64 bytes.
+  const huge = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x0f];
+  const bytes = forge([...new Uint8Array(new Float64Array([0, Infinity, Infinity]).buffer), ...huge, 0, 0, 0]);
+  const before = new TtlCache({ now: 0 }).stats().wasmBytes;
+  const t0 = performance.now();
+  const r = TtlCache.restore(bytes);
+  assert.ok(performance.now() - t0 < 200, "restore took too long");
+  assert.equal(r.stats().maxEntries, 2 ** 53 - 1);
+  assert.ok(r.stats().wasmBytes - before < 8e6, "restore reserved memory for maxEntries");
+  for (let i = 0; i < 1000; i++) r.set(`k${i}`, i);
+  assert.equal(r.size, 1000);
+});
+
 // ---- bad input at the JS surface (rows for the lead's bad-input table) -------
 
 test("restore: wrong types and options", () => {
