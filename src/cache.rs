@@ -242,6 +242,20 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
         fields.get(field).copied().filter(|&f| self.engine.is_live(f))
     }
 
+    /// The live slot of `key` for a read; otherwise counts a miss and
+    /// removes a dead slot on the spot (lazy expiry).
+    fn live_or_miss(&mut self, key: &K) -> Option<u32> {
+        let s = self.slot(key);
+        if let Some(s) = s.filter(|&s| self.engine.is_live(s)) {
+            return Some(s);
+        }
+        self.misses += 1;
+        if let Some(s) = s {
+            self.expire_now(s);
+        }
+        None
+    }
+
     fn expire_now(&mut self, s: u32) {
         self.engine.remove(s, Reason::Expired);
         self.drain();
@@ -353,15 +367,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert_eq!(c.get(&"k").unwrap(), Some(&1)); // 9 ms idle since the last read
     /// ```
     pub fn get(&mut self, key: &K) -> Result<Option<&V>> {
-        let Some(s) = self.slot(key) else {
-            self.misses += 1;
-            return Ok(None);
-        };
-        if !self.engine.is_live(s) {
-            self.misses += 1;
-            self.expire_now(s);
-            return Ok(None);
-        }
+        let Some(s) = self.live_or_miss(key) else { return Ok(None) };
         if self.is_hash(s) {
             return Err(Error::WrongType { held: "hash", wanted: "plain value" });
         }
@@ -644,15 +650,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert_eq!(c.hget(&"h", "g").unwrap(), None);
     /// ```
     pub fn hget(&mut self, key: &K, field: &str) -> Result<Option<&V>> {
-        let Some(s) = self.slot(key) else {
-            self.misses += 1;
-            return Ok(None);
-        };
-        if !self.engine.is_live(s) {
-            self.misses += 1;
-            self.expire_now(s);
-            return Ok(None);
-        }
+        let Some(s) = self.live_or_miss(key) else { return Ok(None) };
         let Item::Hash { fields, .. } = &self.items[s as usize] else {
             return Err(Error::WrongType { held: "plain value", wanted: "hash" });
         };

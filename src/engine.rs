@@ -648,6 +648,14 @@ impl Engine {
         s
     }
 
+    /// An empty field list for a new hash, reusing a freed one.
+    fn new_hash_list(&mut self) -> u32 {
+        self.hash_free.pop().unwrap_or_else(|| {
+            self.hashes.push(List::default());
+            self.hashes.len() as u32 - 1
+        })
+    }
+
     fn grow(&mut self, cap: usize) {
         self.times.resize(cap, Times::EMPTY);
         self.kind.resize(cap, Kind::Free);
@@ -671,13 +679,7 @@ impl Engine {
         let i = s as usize;
         self.weight[i] = weight;
         if kind == Kind::Hash {
-            let hid = match self.hash_free.pop() {
-                Some(h) => h,
-                None => {
-                    self.hashes.push(List::default());
-                    self.hashes.len() as u32 - 1
-                }
-            };
+            let hid = self.new_hash_list();
             self.family[i] = hid;
         } else {
             self.family[i] = NIL;
@@ -1032,13 +1034,7 @@ impl Engine {
                 self.entries += 1;
             }
             Kind::Hash => {
-                let hid = match self.hash_free.pop() {
-                    Some(h) => h,
-                    None => {
-                        self.hashes.push(List::default());
-                        self.hashes.len() as u32 - 1
-                    }
-                };
+                let hid = self.new_hash_list();
                 self.family[i] = hid;
                 self.keys += 1;
                 self.policy.insert(s, true);

@@ -10,7 +10,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import sirv from "sirv";
-import { chromium } from "playwright-core";
+import { launchChromium } from "../lib/chromium.mjs";
 import * as esbuild from "esbuild";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -18,7 +18,6 @@ const consumer = join(here, "..", ".."); // build/consumer: tests/ and node_modu
 const out = join(consumer, "out");
 const require = createRequire(import.meta.url);
 const wasmPath = require.resolve("lapse/lapse_bg.wasm");
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 let server;
 let base;
@@ -28,13 +27,7 @@ before(async () => {
   server = createServer(sirv(consumer, { dev: true, dotfiles: false }));
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   base = `http://127.0.0.1:${server.address().port}`;
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    timeout: 30_000,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-      "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

@@ -13,7 +13,7 @@ import { cpSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium } from "playwright-core";
+import { launchChromium } from "../lib/chromium.mjs";
 import { freePort, waitForHttp } from "../lib/net.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -24,7 +24,6 @@ const repo = process.env.LAPSE_REPO ?? resolve(consumer, "..", "..");
 const www = process.env.LAPSE_WWW ?? join(repo, "www");
 const artifacts = process.env.LAPSE_ARTIFACTS ?? join(repo, "tests", "artifacts");
 const site = join(consumer, "out", "demo");
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const DAY = 86_400_000;
 
 let server;
@@ -56,13 +55,7 @@ before(async () => {
     throw new Error(`${e.message}\nsirv-cli: ${stderr}`);
   });
 
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    timeout: 30_000,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-      "--disable-sync", "--no-first-run", "--disable-dev-shm-usage"],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {

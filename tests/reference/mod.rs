@@ -47,6 +47,17 @@ struct Entry {
     val: Val,
 }
 
+/// Redis's expiry conditions, against the current absolute deadline.
+fn holds(cond: Option<Cond>, cur: f64, at: f64) -> bool {
+    match cond {
+        None => true,
+        Some(Cond::Nx) => cur == INF,
+        Some(Cond::Xx) => cur != INF,
+        Some(Cond::Gt) => at > cur,
+        Some(Cond::Lt) => at < cur,
+    }
+}
+
 /// A byte source: random bytes for the test, fuzzer bytes for the fuzz target.
 pub struct Bytes<'a> {
     data: &'a [u8],
@@ -138,6 +149,10 @@ impl Harness {
                     }
             }
         }
+    }
+
+    fn plain_live(&self, k: u8) -> bool {
+        self.key_live(k) && matches!(self.model[&k].val, Val::Plain(_))
     }
 
     fn live_hash(&self, k: u8) -> Option<&BTreeMap<String, (Clk, u32)>> {
@@ -266,13 +281,7 @@ impl Harness {
                 let r = if relative { self.cache.expire(&k, ms, cond) } else { self.cache.expire_at(&k, at, cond) };
                 let expect = self.key_live(k) && {
                     let cur = self.model[&k].clk.abs;
-                    match cond {
-                        None => true,
-                        Some(Cond::Nx) => cur == INF,
-                        Some(Cond::Xx) => cur != INF,
-                        Some(Cond::Gt) => at > cur,
-                        Some(Cond::Lt) => at < cur,
-                    }
+                    holds(cond, cur, at)
                 };
                 assert_eq!(r.unwrap(), expect, "expire({k}, {ms}, {cond:?})");
                 if expect {
@@ -317,7 +326,7 @@ impl Harness {
                 let w = self.gen_write(b);
                 let v = self.next_value;
                 self.next_value += 1;
-                let plain = self.key_live(k) && matches!(self.model[&k].val, Val::Plain(_));
+                let plain = self.plain_live(k);
                 let fits = self.max_entries.is_none_or(|m| {
                     let n = self.live_hash(k).map_or(0, |fs| fs.iter().filter(|(n, _)| n.as_str() != field).count());
                     (n as u64) < m
@@ -354,7 +363,7 @@ impl Harness {
             }
             16..=17 => {
                 let got = self.cache.hget(&k, field).map(|v| v.copied());
-                let plain = self.key_live(k) && matches!(self.model[&k].val, Val::Plain(_));
+                let plain = self.plain_live(k);
                 if plain {
                     assert!(got.is_err(), "hget on plain");
                 } else if self.field_live(k, field) {
@@ -370,7 +379,7 @@ impl Harness {
                 }
             }
             18 => {
-                let plain = self.key_live(k) && matches!(self.model[&k].val, Val::Plain(_));
+                let plain = self.plain_live(k);
                 let r = self.cache.hdel(&k, field);
                 if plain {
                     assert!(r.is_err());
@@ -389,7 +398,7 @@ impl Harness {
             19 => {
                 let ms = f64::from(b.below(40)) - 5.0;
                 let cond = [None, Some(Cond::Nx), Some(Cond::Gt), Some(Cond::Lt)][b.below(4) as usize];
-                let plain = self.key_live(k) && matches!(self.model[&k].val, Val::Plain(_));
+                let plain = self.plain_live(k);
                 let r = self.cache.hexpire(&k, field, ms, cond);
                 if plain {
                     assert!(r.is_err());
@@ -398,13 +407,7 @@ impl Harness {
                     let at = self.now + ms;
                     let expect = live && {
                         let cur = self.live_hash(k).unwrap()[field].0.abs;
-                        match cond {
-                            None => true,
-                            Some(Cond::Nx) => cur == INF,
-                            Some(Cond::Xx) => cur != INF,
-                            Some(Cond::Gt) => at > cur,
-                            Some(Cond::Lt) => at < cur,
-                        }
+                        holds(cond, cur, at)
                     };
                     assert_eq!(r.unwrap(), expect);
                     if expect {
@@ -422,7 +425,7 @@ impl Harness {
                 }
             }
             20 => {
-                let plain = self.key_live(k) && matches!(self.model[&k].val, Val::Plain(_));
+                let plain = self.plain_live(k);
                 let r = self.cache.hpersist(&k, field);
                 if plain {
                     assert!(r.is_err());
