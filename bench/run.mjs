@@ -26,7 +26,6 @@ import { printReport, writeReadme } from "./report.mjs";
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");
 const args = parseArgs(process.argv.slice(2));
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 const log = (m) => console.error(`[bench] ${m}`);
 
 const stamp = new Date().toISOString().replace(/\.\d+Z$/, "Z").replaceAll(":", "-");
@@ -111,7 +110,7 @@ if (!args["skip-node"]) {
 // ---------------------------------------------------------------- Chromium
 if (!args["skip-chromium"]) {
   const { default: sirv } = await import("sirv");
-  const { chromium } = await import("playwright-core");
+  const { launchChromium } = await import("../tests/lib/chromium.mjs");
   const serve = sirv(root, { dev: true, dotfiles: false });
   const server = createServer((req, res) => {
     // Cross-origin isolation: performance.now() at 5 µs instead of 100 µs.
@@ -124,21 +123,7 @@ if (!args["skip-chromium"]) {
   });
   await new Promise((r) => server.listen(0, "127.0.0.1", r));
   const base = `http://127.0.0.1:${server.address().port}`;
-  const browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    headless: true,
-    timeout: 60_000,
-    args: [
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-      "--no-first-run",
-      "--disable-dev-shm-usage",
-      "--js-flags=--expose-gc",
-    ],
-  });
+  const browser = await launchChromium({ timeout: 60_000, extraArgs: ["--js-flags=--expose-gc"] });
   try {
     result.meta.chromium = browser.version();
     const page = await browser.newPage();

@@ -10,7 +10,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import sirv from "sirv";
-import { launchChromium } from "../lib/chromium.mjs";
+import { collectProblems, launchChromium } from "../lib/chromium.mjs";
 import * as esbuild from "esbuild";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -39,15 +39,7 @@ after(async () => {
 /** Loads `path`, waits for the page's verdict, and returns it with every problem seen. */
 async function run(path) {
   const page = await browser.newPage();
-  const problems = [];
-  page.on("console", (m) => {
-    if (m.type() === "error" || m.type() === "warning") problems.push(`console.${m.type()}: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
-  page.on("requestfailed", (r) => problems.push(`requestfailed: ${r.url()} ${r.failure()?.errorText}`));
-  page.on("response", (r) => {
-    if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`);
-  });
+  const problems = collectProblems(page);
   const wasmTypes = [];
   page.on("response", (r) => {
     if (r.url().endsWith(".wasm")) wasmTypes.push(r.headers()["content-type"]);

@@ -13,7 +13,7 @@ import { cpSync, existsSync, mkdirSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { launchChromium } from "../lib/chromium.mjs";
+import { collectProblems, launchChromium } from "../lib/chromium.mjs";
 import { freePort, waitForHttp } from "../lib/net.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
@@ -71,15 +71,7 @@ after(async () => {
 /** A page with every console error/warning, page error, failed request and HTTP error collected. */
 async function open(viewport) {
   const page = await browser.newPage({ viewport });
-  const problems = [];
-  page.on("console", (m) => {
-    if (m.type() === "error" || m.type() === "warning") problems.push(`console.${m.type()}: ${m.text()}`);
-  });
-  page.on("pageerror", (e) => problems.push(`pageerror: ${e.message}`));
-  page.on("requestfailed", (r) => problems.push(`requestfailed: ${r.url()} ${r.failure()?.errorText}`));
-  page.on("response", (r) => {
-    if (r.status() >= 400) problems.push(`HTTP ${r.status()}: ${r.url()}`);
-  });
+  const problems = collectProblems(page);
   page.setDefaultTimeout(15_000);
   await page.goto(`${base}/`, { waitUntil: "load", timeout: 30_000 });
   await page.waitForSelector("html[data-ready=true]");
