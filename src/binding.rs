@@ -103,15 +103,19 @@ pub fn wasm_memory() -> JsValue {
 }
 
 impl RawEngine {
-    /// Clears last call's log (JS has consumed it) and links the inserts JS
-    /// queued since, so every call sees them.
-    fn begin(&mut self) -> &mut Engine {
+    /// Every call that touches the engine goes through here: clear last
+    /// call's log (JS has consumed it), link the inserts JS queued since, run
+    /// `f`, then publish the status block JS reads next. One place, so no
+    /// method can forget either half.
+    fn call<T>(&mut self, f: impl FnOnce(&mut Engine) -> T) -> T {
         self.e.log.clear();
         let n = std::mem::take(&mut self.status[ST_PENDING]) as usize;
         for &p in &self.pending[..n.min(PENDING_CAP)] {
             self.e.commit_reserved(p & !(1 << 31), p >> 31 != 0);
         }
-        &mut self.e
+        let r = f(&mut self.e);
+        self.publish();
+        r
     }
 
     fn publish(&mut self) {
@@ -189,16 +193,16 @@ impl RawEngine {
 
     /// Links queued inserts now (JS calls this when its queue is full).
     pub fn commit(&mut self) {
-        self.begin();
-        self.publish();
+        self.call(|_| ());
     }
 
     /// Reserves up to `n` free slots for batched inserts; JS reads them from
     /// the status block.
     pub fn reserve(&mut self, n: u32) {
         let mut spare = std::mem::take(&mut self.spare);
-        self.begin().reserve(n as usize, &mut spare);
+        self.call(|e| e.reserve(n as usize, &mut spare));
         self.spare = spare;
+        // The spare list moved back after the call published it.
         self.publish();
     }
 
@@ -218,15 +222,11 @@ impl RawEngine {
 
     /// Moves the clock and sweeps one budget; returns how many were removed.
     pub fn tick(&mut self, now: f64) -> JsResult<f64> {
-        let n = self.begin().tick(now);
-        self.publish();
-        Ok(n? as f64)
+        Ok(self.call(|e| e.tick(now))? as f64)
     }
 
     pub fn purge(&mut self) -> f64 {
-        let n = self.begin().purge();
-        self.publish();
-        n as f64
+        self.call(|e| e.purge()) as f64
     }
 
     /// Writes a plain entry at slot `s` (`NIL` for a new key; JS has checked
@@ -235,9 +235,8 @@ impl RawEngine {
     pub fn write(&mut self, s: u32, flags: u32, ttl: f64, idle: f64, at: f64, weight: f64) -> u32 {
         let r = Self::weight(weight).and_then(|w| {
             let opts = write_opts(flags, ttl, idle, at);
-            self.begin().write(Self::slot(s), &opts, w, flags & TO_MAIN != 0)
+            self.call(|e| e.write(Self::slot(s), &opts, w, flags & TO_MAIN != 0))
         });
-        self.publish();
         self.settle(r)
     }
 
@@ -248,12 +247,11 @@ impl RawEngine {
     pub fn hwrite(&mut self, h: u32, f: u32, flags: u32, ttl: f64, idle: f64, at: f64, weight: f64) -> u32 {
         let r = Self::weight(weight).and_then(|w| {
             let opts = write_opts(flags, ttl, idle, at);
-            self.begin().hwrite(Self::slot(h), Self::slot(f), &opts, w, flags & TO_MAIN != 0)
+            self.call(|e| e.hwrite(Self::slot(h), Self::slot(f), &opts, w, flags & TO_MAIN != 0))
         });
         if let Ok(Some(f)) = r {
             self.status[ST_HASH] = self.e.parent(f);
         }
-        self.publish();
         self.settle(r)
     }
 
@@ -265,37 +263,29 @@ impl RawEngine {
 
     /// Removes slot `s`; `reason` as in `Reason`.
     pub fn remove(&mut self, s: u32, reason: u8) -> f64 {
-        let n = self.begin().remove(s, Reason::from_u8(reason));
-        self.publish();
-        n as f64
+        self.call(|e| e.remove(s, Reason::from_u8(reason))) as f64
     }
 
     /// `expire` (`rel`: `t` is ms from now) or `expireAt` on slot `s`
     /// (`NIL`: missing, validate only). Returns whether anything changed.
     #[wasm_bindgen(js_name = expireAt)]
     pub fn expire_at(&mut self, s: u32, t: f64, rel: bool, cond_code: u32) -> JsResult<bool> {
-        let r = self.begin().set_expiry(Self::slot(s), t, rel, cond(cond_code));
-        self.publish();
-        Ok(r?)
+        Ok(self.call(|e| e.set_expiry(Self::slot(s), t, rel, cond(cond_code)))?)
     }
 
     pub fn persist(&mut self, s: u32) -> bool {
-        let r = self.begin().persist(s);
-        self.publish();
-        r
+        self.call(|e| e.persist(s))
     }
 
     pub fn clear(&mut self) {
-        self.begin().clear();
-        self.publish();
+        self.call(|e| e.clear());
     }
 
     /// `[expired, evicted, deleted, inserted, updated, ticks, swept,
     /// rescheduled, cascaded, scheduled, keys, entries, bytes, smallQueue,
     /// engineBytes]`.
     pub fn stats(&mut self) -> Vec<f64> {
-        self.begin();
-        self.publish();
+        self.call(|_| ());
         let c = &self.e.counters;
         [
             c.expired,
