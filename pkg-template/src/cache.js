@@ -62,11 +62,11 @@ function sync() {
   }
 }
 
-/** A packed copy of `a`, `cap` long, padded with `undefined`. */
-function grown(a, cap) {
-  const b = new Array(cap).fill(undefined);
-  for (let i = 0; i < a.length; i++) b[i] = a[i];
-  return b;
+/** Grows `a` in place to `cap`, padding with `undefined` (no holes). */
+function grow(a, cap) {
+  const n = a.length;
+  a.length = cap;
+  a.fill(undefined, n);
 }
 
 /** The fields of one hash key: field name -> slot. */
@@ -187,12 +187,17 @@ export class TtlCache {
   #t = 0; // index of slot 0's clocks in F64
   #f = 0; // byte offset of slot 0's frequency counter in U8
   #now;
-  #index = new Map(); // key -> slot
+  // key -> slot, or -seq for a ghost: a recently evicted unread key (the
+  // S3-FIFO ghost queue). Ghosts share the index so a write looks a key up
+  // once, and an eviction overwrites the entry instead of deleting it here
+  // and adding it to a second Map.
+  #index = new Map();
   #keys = []; // slot -> key (or field name)
   #vals = []; // slot -> value (or Hash)
   #dispose;
   #sizeOf;
-  #ghost = null; // recently evicted unread keys (S3-FIFO ghost queue): key -> seq
+  #bounded = false; // keeps ghosts
+  #ghosts = 0; // ghost entries in #index
   #ghostCap = 0;
   #ghostFifo = []; // [key, seq, key, seq, ...] oldest first, from #ghostHead
   #ghostHead = 0;
@@ -240,7 +245,7 @@ export class TtlCache {
     this.#pend = U32[this.#st + ST_PENDING_PTR] >>> 2;
     this.#npCap = this.#eng.pendingCap();
     if (maxEntries !== Infinity || maxBytes !== Infinity) {
-      this.#ghost = new Map();
+      this.#bounded = true;
       this.#ghostCap = maxEntries !== Infinity ? maxEntries : 0;
     }
     this.#rebase();
@@ -266,12 +271,12 @@ export class TtlCache {
     this.#cap = cap;
     this.#t = U32[st + ST_TIMES] >>> 3;
     this.#f = U32[st + ST_FREQ];
-    // Keep the slot arrays packed and as long as the engine's columns: V8
+    // Keep the slot arrays free of holes and as long as the engine's columns: V8
     // reads and writes past the end, or into holes, on a slow path. One
-    // allocation per growth, not one push per slot.
+    // reallocation per growth, not one push per slot.
     if (this.#keys.length < cap) {
-      this.#keys = grown(this.#keys, cap);
-      this.#vals = grown(this.#vals, cap);
+      grow(this.#keys, cap);
+      grow(this.#vals, cap);
     }
   }
 
@@ -304,9 +309,9 @@ export class TtlCache {
         vals[parent].fields.delete(key);
         if (calls !== null) calls.push(val, keys[parent], REASONS[flags & 15], key);
       } else {
-        this.#index.delete(key);
+        if (flags & GHOST && this.#bounded) this.#remember(key);
+        else this.#index.delete(key);
         if (kind === KIND_PLAIN && calls !== null) calls.push(val, key, REASONS[flags & 15], undefined);
-        if (flags & GHOST) this.#remember(key);
       }
     }
     return calls;
@@ -332,24 +337,27 @@ export class TtlCache {
   }
 
   /**
-   * Remembers an evicted key in the ghost queue, dropping the oldest past
-   * capacity. The FIFO order lives in an array of (key, seq) pairs beside
-   * the Map, because taking the oldest from a Map with `keys().next()` walks
-   * every deleted entry at its front: O(ghosts) per eviction in V8. A pair
-   * whose seq no longer matches was deleted or re-remembered since.
+   * Turns an evicted key's index entry into a ghost, dropping the oldest
+   * ghosts past capacity. The FIFO order lives in an array of (key, seq)
+   * pairs, because taking the oldest from a Map with `keys().next()` walks
+   * every deleted entry at its front: O(deleted) per eviction in V8. A pair
+   * whose -seq no longer matches the index became live, or a newer ghost.
    */
   #remember(key) {
-    const g = this.#ghost;
-    if (g === null) return;
+    const g = this.#index;
     const seq = ++this.#ghostSeq;
-    g.set(key, seq);
+    g.set(key, -seq);
+    this.#ghosts++;
     const q = this.#ghostFifo;
     q.push(key, seq);
-    const cap = this.#ghostCap || Math.max(64, this.#index.size);
+    const cap = this.#ghostCap || Math.max(64, g.size - this.#ghosts);
     let h = this.#ghostHead;
-    while (g.size > cap) {
+    while (this.#ghosts > cap) {
       const k = q[h];
-      if (g.get(k) === q[h + 1]) g.delete(k);
+      if (g.get(k) === -q[h + 1]) {
+        g.delete(k);
+        this.#ghosts--;
+      }
       h += 2;
     }
     if (h > 8192 && h * 2 > q.length) {
@@ -398,9 +406,34 @@ export class TtlCache {
     return false;
   }
 
+  /** The slot of `key`, live or not yet swept; `undefined` if none (or a ghost). */
+  #slot(key) {
+    const s = this.#index.get(key);
+    return s === undefined || s < 0 ? undefined : s;
+  }
+
+  /**
+   * Index bookkeeping when `key`, looked up as a ghost before a write, gets
+   * slot `r`. Reads the index again: the write's evictions may have dropped
+   * the ghost already.
+   */
+  #revive(key) {
+    const g = this.#index.get(key);
+    if (g !== undefined && g < 0) this.#ghosts--;
+  }
+
+  /** Drops `key`'s ghost, if it still has one (a returning write stored nothing). */
+  #forget(key) {
+    const g = this.#index.get(key);
+    if (g !== undefined && g < 0) {
+      this.#index.delete(key);
+      this.#ghosts--;
+    }
+  }
+
   /** The live slot of `key`, or NIL. Does not remove a dead one. */
   #liveSlot(key) {
-    const s = this.#index.get(key);
+    const s = this.#slot(key);
     return s !== undefined && this.#liveKey(s) ? s : NIL;
   }
 
@@ -449,23 +482,23 @@ export class TtlCache {
     if (this.#sizeOf === undefined && (flags & (HAS_AT | KEEP_TTL)) === 0 && this.#quickSet(key, value, s, flags)) {
       return this;
     }
-    if (s === undefined) {
+    const returning = s !== undefined && s < 0;
+    if (s === undefined || returning) {
       s = NIL;
     } else if (this.#vals[s] instanceof Hash && this.#liveKey(s)) {
       throw wrongType("hash", "plain value");
     }
     const w = this.#sizeOf === undefined ? 0 : this.#measure(value, key);
-    const ghost = this.#ghost;
-    const returning = s === NIL && ghost !== null && ghost.has(key);
     if (returning) flags |= TO_MAIN;
     const r = this.#e().write(s, flags, wTtl, wIdle, wAt, w);
     if (r === FAILED) throw this.#e().takeError();
     const calls = this.#drain();
-    if (returning) ghost.delete(key);
+    if (returning && r === NIL) this.#forget(key);
     let pending = calls;
     if (pending === null && this.#dispose !== undefined) pending = [];
     if (r !== NIL) {
       if (this.#keys[r] === undefined) {
+        if (returning) this.#revive(key);
         this.#index.set(key, r);
         this.#keys[r] = key;
         this.#vals[r] = value;
@@ -496,7 +529,7 @@ export class TtlCache {
     const lastIdle = now + idle;
     const deadline = lastIdle < abs ? lastIdle : abs;
     if (!(deadline > now)) return false;
-    if (s === undefined) {
+    if (s === undefined || s < 0) {
       if (this.#maxEntries !== Infinity && U32[this.#st + ST_ENTRIES] + this.#np >= this.#maxEntries) return false;
       const spare = this.#spare;
       if (spare.length === 0) this.#refill();
@@ -507,8 +540,11 @@ export class TtlCache {
       F64[t + 2] = idle;
       U8[this.#f + r] = 0;
       let q = r;
-      const ghost = this.#ghost;
-      if (ghost !== null && ghost.delete(key)) q = (r | TO_MAIN_BIT) >>> 0;
+      if (s !== undefined) {
+        // A returning ghost: nothing since the lookup can have dropped it.
+        q = (r | TO_MAIN_BIT) >>> 0;
+        this.#ghosts--;
+      }
       U32[this.#pend + this.#np] = q;
       this.#index.set(key, r);
       this.#keys[r] = key;
@@ -549,7 +585,7 @@ export class TtlCache {
   /** The live value at `key`, restarting its idle window; or `undefined`. */
   get(key) {
     const s = this.#index.get(key);
-    if (s !== undefined) {
+    if (s !== undefined && s >= 0) {
       const t = this.#t + s * 3;
       const now = this.#now;
       const last = t + 1;
@@ -607,7 +643,7 @@ export class TtlCache {
   /** Removes `key` (a plain entry or a whole hash). @returns {boolean} */
   delete(key) {
     checkString("key", key);
-    const s = this.#index.get(key);
+    const s = this.#slot(key);
     if (s === undefined) return false;
     const live = this.#liveKey(s);
     this.#e().remove(s, live ? DELETED : EXPIRED);
@@ -660,7 +696,7 @@ export class TtlCache {
 
   /** Keys held, including expired ones a sweep has not reached yet. */
   get size() {
-    return this.#index.size;
+    return this.#index.size - this.#ghosts;
   }
 
   // ---- iteration (live entries only, insertion order, no touch) ------------
@@ -671,15 +707,15 @@ export class TtlCache {
   }
 
   *keys() {
-    for (const [k, s] of this.#index) if (this.#liveKey(s)) yield k;
+    for (const [k, s] of this.#index) if (s >= 0 && this.#liveKey(s)) yield k;
   }
 
   *values() {
-    for (const [, s] of this.#index) if (this.#liveKey(s)) yield this.#valueOf(s);
+    for (const [, s] of this.#index) if (s >= 0 && this.#liveKey(s)) yield this.#valueOf(s);
   }
 
   *entries() {
-    for (const [k, s] of this.#index) if (this.#liveKey(s)) yield [k, this.#valueOf(s)];
+    for (const [k, s] of this.#index) if (s >= 0 && this.#liveKey(s)) yield [k, this.#valueOf(s)];
   }
 
   [Symbol.iterator]() {
@@ -756,7 +792,8 @@ export class TtlCache {
     let flags = parseWrite(opts);
     let h = this.#index.get(key);
     let f = NIL;
-    if (h === undefined) {
+    const returning = h !== undefined && h < 0;
+    if (h === undefined || returning) {
       h = NIL;
     } else if (this.#liveKey(h)) {
       const box = this.#vals[h];
@@ -765,13 +802,11 @@ export class TtlCache {
       if (fs !== undefined) f = fs;
     }
     const w = this.#sizeOf === undefined ? 0 : this.#measure(value, key, field);
-    const ghost = this.#ghost;
-    const returning = h === NIL && ghost !== null && ghost.has(key);
     if (returning) flags |= TO_MAIN;
     const r = this.#e().hwrite(h, f, flags, wTtl, wIdle, wAt, w);
     if (r === FAILED) throw this.#e().takeError();
     let calls = this.#drain();
-    if (returning) ghost.delete(key);
+    if (returning && r === NIL) this.#forget(key);
     if (calls === null && this.#dispose !== undefined) calls = [];
     if (r === NIL) {
       this.#flush(calls);
@@ -781,6 +816,7 @@ export class TtlCache {
     let box = this.#vals[hs];
     if (this.#keys[hs] === undefined) {
       box = new Hash();
+      if (returning) this.#revive(key);
       this.#index.set(key, hs);
       this.#keys[hs] = key;
       this.#vals[hs] = box;
@@ -803,7 +839,7 @@ export class TtlCache {
   hget(key, field) {
     checkString("key", key);
     checkString("field", field);
-    const s = this.#index.get(key);
+    const s = this.#slot(key);
     if (s === undefined) {
       this.#misses++;
       return undefined;
@@ -915,7 +951,7 @@ export class TtlCache {
    */
   snapshot() {
     const live = [];
-    for (const [key, s] of this.#index) if (this.#liveKey(s)) live.push(key, s);
+    for (const [key, s] of this.#index) if (s >= 0 && this.#liveKey(s)) live.push(key, s);
     const o = this.#opts;
     const w = new Writer();
     w.header(this.#now, o.ttl, o.idle, o.maxEntries, o.maxBytes, o.sweepBudget, live.length / 2);

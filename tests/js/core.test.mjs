@@ -327,6 +327,85 @@ test("capacity: a one-off scan does not flush the hot set (S3-FIFO)", () => {
   assert.ok(left >= 450, `${left} of 500 hot keys survived a 5x scan`);
 });
 
+for (const room of [false, true]) {
+  test(`capacity: an evicted key that returns soon goes to the main queue (ghost${room ? ", written with room to spare" : ", at capacity"})`, () => {
+    const { log, dispose } = recorder();
+    const c = new TtlCache({ now: 0, maxEntries: 10, dispose });
+    for (let i = 0; i < 10; i++) c.set(`a${i}`, i);
+    c.set("b0", 0); // evicts a0, never read: remembered as a ghost
+    assert.deepEqual(log.map((r) => [r.key, r.reason]), [["a0", "evicted"]]);
+    // With room, the write takes the JS-side path; at capacity, the engine's.
+    if (room) c.delete("b0");
+    c.set("a0", 0); // returns: straight to main
+    c.set("fresh", 0); // a new key written at the same time goes to small
+    for (let i = 1; i <= 12; i++) c.set(`b${i}`, i);
+    assert.equal(c.has("a0"), true, "the returning key outlived the unread newcomers");
+    assert.equal(c.has("fresh"), false, "the fresh key, never read, was evicted");
+  });
+}
+
+test("capacity: ghosts are invisible: size, reads, iteration, delete, snapshot", () => {
+  const c = new TtlCache({ now: 0, maxEntries: 4 });
+  for (let i = 0; i < 8; i++) c.set(`k${i}`, i); // k0..k3 evicted unread: ghosts
+  const live = ["k4", "k5", "k6", "k7"];
+  assert.equal(c.size, 4);
+  assert.deepEqual([...c.keys()], live);
+  assert.deepEqual([...c.values()], [4, 5, 6, 7]);
+  for (const k of ["k0", "k1", "k2", "k3"]) {
+    assert.equal(c.has(k), false);
+    assert.equal(c.get(k), undefined);
+    assert.equal(c.peek(k), undefined);
+    assert.equal(c.ttl(k), undefined);
+    assert.equal(c.touch(k), false);
+    assert.equal(c.persist(k), false);
+    assert.equal(c.expire(k, 10), false);
+    assert.equal(c.delete(k), false);
+    assert.equal(c.hget(k, "f"), undefined);
+    assert.equal(c.hlen(k), 0);
+  }
+  assert.equal(c.size, 4);
+  const back = TtlCache.restore(c.snapshot());
+  assert.deepEqual([...back.keys()], live);
+  // A ghost key can come back as a hash.
+  assert.equal(c.hset("k0", "f", 1), true);
+  assert.equal(c.hget("k0", "f"), 1);
+  assert.equal(c.size, 4);
+  assert.ok(!c.has("k4"), "the hash took k4's place");
+});
+
+test("capacity: random writes and deletes keep size, keys() and dispose in step", () => {
+  // A model of which keys are live, kept from the calls and the dispose log:
+  // ghosts (evicted keys remembered by the policy) must never leak into it.
+  let seed = 7;
+  const rand = (n) => {
+    seed = (seed * 1103515245 + 12345) >>> 0;
+    return (seed >>> 8) % n;
+  };
+  const model = new Set();
+  const c = new TtlCache({
+    now: 0,
+    maxEntries: 16,
+    dispose: (v, k, reason) => {
+      if (reason === "evicted" || reason === "deleted") model.delete(k);
+    },
+  });
+  for (let i = 0; i < 20_000; i++) {
+    const k = `k${rand(64)}`;
+    const op = rand(10);
+    if (op < 6) {
+      c.set(k, i);
+      model.add(k);
+    } else if (op < 8) {
+      if (c.get(k) !== undefined) assert.ok(model.has(k));
+    } else {
+      const had = model.has(k); // dispose drops it during the call
+      assert.equal(c.delete(k), had);
+    }
+    assert.equal(c.size, model.size, `step ${i}`);
+  }
+  assert.deepEqual([...c.keys()].sort(), [...model].sort());
+});
+
 test("capacity: maxBytes with sizeOf; an entry that can never fit is a RangeError", () => {
   const { log, dispose } = recorder();
   const c = new TtlCache({ now: 0, maxBytes: 100, sizeOf: (v) => v.length, dispose });
