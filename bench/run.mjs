@@ -78,7 +78,7 @@ const result = {
 if (!args["skip-memory"]) {
   const n = args.quick ? 100_000 : 1_000_000;
   const subjects = {};
-  for (const s of ["lapse", "lru-cache", "ttlcache", "map"]) {
+  for (const s of ["lapse", "lru-cache", "ttlcache", "map", "floor"]) {
     const r = spawnSync(process.execPath, ["--expose-gc", join(here, "memory.mjs"), s, String(n)], {
       encoding: "utf8",
       stdio: ["ignore", "pipe", "inherit"],

@@ -7,6 +7,8 @@
 //   ttlcache   @isaacs/ttlcache TTLCache: `ttl` (no sliding; see SLIDING_NOTE)
 //   map        a bare Map (no expiry at all): the floor for a JS-keyed store;
 //              with a capacity bound, a Map with FIFO eviction (oldest insert out)
+//   floor      ClockMap: a Map plus one [abs, last, idle] row per entry, the
+//              least any cache with a sliding deadline per entry must do; (a), (b) only
 
 export const HOUR = 3_600_000;
 export const TTL = HOUR; // long enough that nothing expires during a timed loop
@@ -42,6 +44,60 @@ export class FifoMap {
       this.head = this.head + 1 === this.cap ? 0 : this.head + 1;
     }
     m.set(k, v);
+    return this;
+  }
+  get size() {
+    return this.m.size;
+  }
+}
+
+/**
+ * The floor for a cache with a sliding deadline per entry: a Map from key to
+ * row, the row's [abs, last, idle] clocks in a Float64Array and the value in
+ * an array. `get` checks the deadline and restarts the idle window; `set`
+ * writes the row. No expiry index, no eviction order, no sweeping, no
+ * validation: what is left of a TTL cache when all of that is free. The gap
+ * between this and a bare Map is the price of one clock row per entry.
+ */
+export class ClockMap {
+  constructor(ttl, idle) {
+    this.m = new Map();
+    this.t = new Float64Array(3 * 1024);
+    this.v = [];
+    this.ttl = ttl;
+    this.idle = idle;
+    this.now = Date.now();
+  }
+  get(k) {
+    const s = this.m.get(k);
+    if (s === undefined) return undefined;
+    const t = this.t;
+    const i = s * 3;
+    const now = this.now;
+    if (t[i] > now && t[i + 1] + t[i + 2] > now) {
+      t[i + 1] = now;
+      return this.v[s];
+    }
+    return undefined;
+  }
+  set(k, v) {
+    let s = this.m.get(k);
+    if (s === undefined) {
+      s = this.m.size;
+      if (s * 3 >= this.t.length) {
+        const t = new Float64Array(this.t.length * 2);
+        t.set(this.t);
+        this.t = t;
+      }
+      this.m.set(k, s);
+    }
+    const t = this.t;
+    const i = s * 3;
+    const now = this.now;
+    t[i] = now + this.ttl;
+    t[i + 1] = now;
+    t[i + 2] = this.idle;
+    this.v[s] = v;
     return this;
   }
   get size() {
@@ -123,6 +179,14 @@ export function kvSubjects({ TtlCache, LRUCache, TTLCache }) {
       name: "map",
       make: (max) => (max === Infinity ? new Map() : new FifoMap(max)),
       tick: noTick,
+    },
+    {
+      name: "floor",
+      make: (max, sliding) => new ClockMap(TTL, sliding ? IDLE : Infinity),
+      tick: (c) => {
+        c.now = Date.now();
+      },
+      maxZipfKeys: 0, // no eviction: not a subject for (c)/(d)
     },
   ];
 }
