@@ -59,7 +59,8 @@ impl fmt::Display for Error {
             Error::WrongType { held, wanted } => {
                 write!(f, "WRONGTYPE: key holds a {held}, but this operation needs a {wanted}")
             }
-            Error::Corrupt(msg) => write!(f, "snapshot: {msg}"),
+            // `restore(bytes)`: the message names the argument, like every other error.
+            Error::Corrupt(msg) => write!(f, "bytes: not a valid snapshot: {msg}"),
         }
     }
 }

@@ -150,7 +150,7 @@ test("every single-byte corruption, truncation and extension is rejected with an
     for (const mask of [0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0xff]) {
       const b = bytes.slice();
       b[i] ^= mask;
-      assert.throws(() => TtlCache.restore(b), (e) => e.constructor === Error && /^snapshot: /.test(e.message), `byte ${i} ^ ${mask}`);
+      assert.throws(() => TtlCache.restore(b), (e) => e.constructor === Error && /^bytes: not a valid snapshot: /.test(e.message), `byte ${i} ^ ${mask}`);
       n++;
     }
   }
