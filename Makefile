@@ -152,6 +152,8 @@ demo: setup build
 # Writes bench/results/<UTC time>.json, prints the tables and goal lines, and
 # regenerates README.md's "## Performance" section from that JSON.
 # BENCH_ARGS=--quick checks the harness in about a minute (figures meaningless).
+# BENCH_ARGS="--runs 3" runs the Node and Chromium suites three times (fresh
+# processes) and reports medians over runs: what README's figures come from.
 BENCH_ARGS ?=
 bench: setup build
 	node bench/run.mjs $(BENCH_ARGS)

@@ -89,6 +89,12 @@ function find(env, workload, size, metricStart) {
   return env?.rows.find((r) => r.workload === workload && r.size === size && r.metric.startsWith(metricStart));
 }
 
+/** Each run's ratio a/b, when the row merges several runs. */
+function perRun(row, a, b) {
+  if (!row.runs || row.runs.length < 2) return "";
+  return ` [per run: ${row.runs.map((v) => x(v[a] / v[b])).join(", ")}]`;
+}
+
 /** How far the Map + clocks floor itself is from a bare Map, for a goal line. */
 function floor(row) {
   const f = row.values.floor;
@@ -107,9 +113,9 @@ export function goals(result) {
       const g = find(env, "a", n, "get hit");
       if (g) {
         const r = g.values.lapse / g.values["lru-cache"];
-        add(r >= 1.5, `${tag}: get ≥ 1.5× lru-cache: ${fmt(g.values.lapse, "ops/s")} vs ${fmt(g.values["lru-cache"], "ops/s")} = ${x(r)}`);
+        add(r >= 1.5, `${tag}: get ≥ 1.5× lru-cache: ${fmt(g.values.lapse, "ops/s")} vs ${fmt(g.values["lru-cache"], "ops/s")} = ${x(r)}${perRun(g, "lapse", "lru-cache")}`);
         const m = g.values.map / g.values.lapse;
-        add(m <= 1.3, `${tag}: get within 1.3× of a bare Map: Map ${fmt(g.values.map, "ops/s")} = ${x(m)} lapse${floor(g)}`);
+        add(m <= 1.3, `${tag}: get within 1.3× of a bare Map: Map ${fmt(g.values.map, "ops/s")} = ${x(m)} lapse${perRun(g, "map", "lapse")}${floor(g)}`);
       }
       const s = find(env, "b", n, "set combined");
       if (s) {
@@ -117,9 +123,9 @@ export function goals(result) {
         const ovw = find(env, "b", n, "set overwrite");
         const r = s.values.lapse / s.values["lru-cache"];
         const parts = `(new keys ${x(ins.values.lapse / ins.values["lru-cache"])}, overwrites ${x(ovw.values.lapse / ovw.values["lru-cache"])})`;
-        add(r >= 2, `${tag}: set ≥ 2× lru-cache: ${fmt(s.values.lapse, "ops/s")} vs ${fmt(s.values["lru-cache"], "ops/s")} = ${x(r)} ${parts}`);
+        add(r >= 2, `${tag}: set ≥ 2× lru-cache: ${fmt(s.values.lapse, "ops/s")} vs ${fmt(s.values["lru-cache"], "ops/s")} = ${x(r)} ${parts}${perRun(s, "lapse", "lru-cache")}`);
         const m = s.values.map / s.values.lapse;
-        add(m <= 1.3, `${tag}: set within 1.3× of a bare Map: Map ${fmt(s.values.map, "ops/s")} = ${x(m)} lapse${floor(s)}`);
+        add(m <= 1.3, `${tag}: set within 1.3× of a bare Map: Map ${fmt(s.values.map, "ops/s")} = ${x(m)} lapse${perRun(s, "map", "lapse")}${floor(s)}`);
       }
     }
   }
@@ -182,7 +188,11 @@ export function markdown(result, jsonPath) {
   parts.push(
     `To reproduce: \`${m.command}\` (builds \`pkg/\`, then runs \`node bench/run.mjs\`; this run took ${((m.seconds ?? 0) / 60).toFixed(1)} min; ` +
       "`make bench BENCH_ARGS=--quick` checks the harness with small sizes). Figures are medians of interleaved rounds after a warm-up round; " +
-      "ratios compare medians of the same run. Higher is better except for pauses.",
+      "ratios compare medians of the same run. Higher is better except for pauses." +
+      (m.runs > 1
+        ? ` The Node and Chromium suites ran ${m.runs} times, each in a fresh process or browser; every figure is the median over those runs ` +
+          "of each run's median, and goal lines list each run's own ratio: on this shared machine a whole process can run up to 2× slower than the next."
+        : ""),
   );
   if (m.quick) parts.push("**Quick run: small sizes, few rounds; the figures mean nothing.**");
   parts.push("### Goals (reported, not asserted)");

@@ -1,7 +1,7 @@
 // `make bench`: the whole benchmark, end to end.
 //
 //   node bench/run.mjs [--quick] [--only get,set,...] [--sizes 100000,...]
-//                      [--skip-node] [--skip-chromium] [--skip-memory]
+//                      [--runs N] [--skip-node] [--skip-chromium] [--skip-memory]
 //                      [--no-readme] [--out file.json]
 //
 // 1. (h) size of pkg/dist/lapse_bg.wasm, raw and gzipped
@@ -10,6 +10,10 @@
 // 4. the same suite in headless Chromium (playwright-core + /usr/bin/chromium):
 //    bench/page.html served from this checkout on 127.0.0.1:<random port>,
 //    cross-origin isolated (COOP/COEP) so performance.now() has 5 µs resolution
+//    Steps 3 and 4 run --runs times (default 1), each in a fresh process /
+//    browser; the figures are then the median over runs of each run's
+//    medians (bench/lib/merge.mjs). On these shared machines a whole process
+//    can run 2x slower than the next one, so one run can mislead.
 // 5. writes bench/results/<UTC timestamp>.json, prints the tables and the
 //    goal lines, and (unless --quick or --no-readme) regenerates README.md's
 //    "## Performance" section from that JSON (bench/report.mjs).
@@ -22,6 +26,7 @@ import { fileURLToPath } from "node:url";
 import { gzipSync } from "node:zlib";
 import { parseArgs, suiteOptions } from "./lib/options.mjs";
 import { printReport, writeReadme } from "./report.mjs";
+import { mergeRuns } from "./lib/merge.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, "..");
@@ -43,6 +48,8 @@ const git = (...a) => {
 };
 
 const argv = process.argv.slice(2);
+const runs = typeof args.runs === "string" ? Number(args.runs) : 1;
+if (!(Number.isInteger(runs) && runs >= 1)) throw new Error(`--runs: must be a positive integer, got ${args.runs}`);
 const startedAt = Date.now();
 const result = {
   meta: {
@@ -60,6 +67,7 @@ const result = {
     chromium: null,
     loadavgStart: loadavg(),
     loadavgEnd: null,
+    runs,
   },
   wasm: null,
   memory: null,
@@ -91,10 +99,10 @@ if (!args["skip-memory"]) {
 }
 
 // ---------------------------------------------------------------- Node
-if (!args["skip-node"]) {
-  const tmp = `${outFile}.node.tmp`;
+function runNode(run) {
+  const tmp = `${outFile}.node${run}.tmp`;
   const pass = argv.filter((a) => !["--skip-chromium", "--skip-memory", "--skip-node", "--no-readme"].includes(a));
-  for (const opt of ["--out", "--chromium-sizes"]) {
+  for (const opt of ["--out", "--chromium-sizes", "--runs"]) {
     const at = pass.indexOf(opt);
     if (at >= 0) pass.splice(at, 2);
   }
@@ -103,12 +111,13 @@ if (!args["skip-node"]) {
     stdio: ["ignore", "inherit", "inherit"],
   });
   if (r.status !== 0) throw new Error(`node.mjs failed (${r.status})`);
-  result.envs.node = JSON.parse(readFileSync(tmp, "utf8"));
+  const env = JSON.parse(readFileSync(tmp, "utf8"));
   rmSync(tmp);
+  return env;
 }
 
 // ---------------------------------------------------------------- Chromium
-if (!args["skip-chromium"]) {
+async function runChromium() {
   const { default: sirv } = await import("sirv");
   const { launchChromium } = await import("../tests/lib/chromium.mjs");
   const serve = sirv(root, { dev: true, dotfiles: false });
@@ -143,13 +152,25 @@ if (!args["skip-chromium"]) {
     const env = await page.evaluate((o) => window.runBench(o), copts);
     env.env.version = result.meta.chromium;
     if (!env.env.crossOriginIsolated) log("warning: page not cross-origin isolated (100 µs timer)");
-    result.envs.chromium = env;
     await page.close();
+    return env;
   } finally {
     await browser.close();
     server.close();
     server.closeAllConnections?.();
   }
+}
+
+{
+  const node = [];
+  const chromium = [];
+  for (let run = 1; run <= runs; run++) {
+    if (runs > 1) log(`run ${run}/${runs}`);
+    if (!args["skip-node"]) node.push(runNode(run));
+    if (!args["skip-chromium"]) chromium.push(await runChromium());
+  }
+  if (node.length) result.envs.node = mergeRuns(node);
+  if (chromium.length) result.envs.chromium = mergeRuns(chromium);
 }
 
 result.meta.loadavgEnd = loadavg();
