@@ -58,7 +58,8 @@ const result = {
     argv,
     quick: Boolean(args.quick),
     commit: git("rev-parse", "--short=12", "HEAD"),
-    dirty: (git("status", "--porcelain", "--", "src", "pkg-template", "bench", "Cargo.toml") ?? "") !== "",
+    // Earlier results in bench/results/ are records, not code.
+    dirty: (git("status", "--porcelain", "--", "src", "pkg-template", "bench", ":!bench/results", "Cargo.toml") ?? "") !== "",
     os: `${osType()} ${osRelease()}`,
     cpu: cpus()[0]?.model ?? "unknown",
     cores: cpus().length,
