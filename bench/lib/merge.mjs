@@ -3,11 +3,12 @@
 // `runs` keeps each run's values, so the report can show the spread; the
 // samples of all runs are concatenated.
 
-function median(xs) {
-  const a = xs.filter((x) => x !== undefined && !Number.isNaN(x)).sort((x, y) => x - y);
-  if (a.length === 0) return undefined;
-  const m = a.length >> 1;
-  return a.length % 2 ? a[m] : (a[m - 1] + a[m]) / 2;
+import { median } from "./suite.mjs";
+
+/** The median of the runs that measured this subject (`undefined` if none did). */
+function medianOfRuns(xs) {
+  const a = xs.filter((x) => x !== undefined && !Number.isNaN(x));
+  return a.length === 0 ? undefined : median(a);
 }
 
 /** One env from `envs` (each a runSuite result for the same options). */
@@ -18,7 +19,7 @@ export function mergeRuns(envs) {
   const rows = first.rows.map((row) => {
     const same = envs.map((e) => e.rows.find((r) => key(r) === key(row))).filter(Boolean);
     const subjects = Object.keys(row.values);
-    const values = Object.fromEntries(subjects.map((s) => [s, median(same.map((r) => r.values[s]))]));
+    const values = Object.fromEntries(subjects.map((s) => [s, medianOfRuns(same.map((r) => r.values[s]))]));
     const samples = Object.fromEntries(subjects.map((s) => [s, same.flatMap((r) => r.samples?.[s] ?? [])]));
     return { ...row, values, samples, runs: same.map((r) => r.values) };
   });

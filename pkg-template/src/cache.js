@@ -196,9 +196,8 @@ export class TtlCache {
   #vals = []; // slot -> value (or Hash)
   #dispose;
   #sizeOf;
-  #bounded = false; // keeps ghosts
   #ghosts = 0; // ghost entries in #index
-  #ghostCap = 0;
+  #ghostCap = 0; // 0: as many ghosts as live keys (no maxEntries)
   #ghostFifo = []; // [key, seq, key, seq, ...] oldest first, from #ghostHead
   #ghostHead = 0;
   #ghostSeq = 0;
@@ -244,10 +243,7 @@ export class TtlCache {
     this.#maxEntries = maxEntries;
     this.#pend = U32[this.#st + ST_PENDING_PTR] >>> 2;
     this.#npCap = this.#eng.pendingCap();
-    if (maxEntries !== Infinity || maxBytes !== Infinity) {
-      this.#bounded = true;
-      this.#ghostCap = maxEntries !== Infinity ? maxEntries : 0;
-    }
+    if (maxEntries !== Infinity) this.#ghostCap = maxEntries;
     this.#rebase();
   }
 
@@ -309,7 +305,8 @@ export class TtlCache {
         vals[parent].fields.delete(key);
         if (calls !== null) calls.push(val, keys[parent], REASONS[flags & 15], key);
       } else {
-        if (flags & GHOST && this.#bounded) this.#remember(key);
+        // Only a bounded cache evicts, so only a bounded cache has ghosts.
+        if (flags & GHOST) this.#remember(key);
         else this.#index.delete(key);
         if (kind === KIND_PLAIN && calls !== null) calls.push(val, key, REASONS[flags & 15], undefined);
       }
