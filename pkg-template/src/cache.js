@@ -410,9 +410,9 @@ export class TtlCache {
   }
 
   /**
-   * Index bookkeeping when `key`, looked up as a ghost before a write, gets
-   * slot `r`. Reads the index again: the write's evictions may have dropped
-   * the ghost already.
+   * Ghost count bookkeeping before `key`, looked up as a ghost before a
+   * write, takes its new slot. Reads the index again: the write's evictions
+   * may have dropped the ghost already.
    */
   #revive(key) {
     const g = this.#index.get(key);
@@ -538,7 +538,7 @@ export class TtlCache {
       U8[this.#f + r] = 0;
       let q = r;
       if (s !== undefined) {
-        // A returning ghost: nothing since the lookup can have dropped it.
+        // A returning ghost, still in the index: no engine call since the lookup.
         q = (r | TO_MAIN_BIT) >>> 0;
         this.#ghosts--;
       }
