@@ -205,6 +205,7 @@ export class TtlCache {
   #ttl; // default clocks, for writes done on this side
   #idle;
   #maxEntries;
+  #quick = false; // option-less writes may take set()'s inline paths
   #spare = []; // slots reserved in wasm for inserts done on this side
   #pend = 0; // U32 index of the engine's pending-insert queue
   #np = 0; // inserts queued there since the last call
@@ -241,6 +242,7 @@ export class TtlCache {
     this.#ttl = ttl;
     this.#idle = idle;
     this.#maxEntries = maxEntries;
+    this.#quick = this.#sizeOf === undefined && ttl > 0 && idle > 0;
     this.#pend = U32[this.#st + ST_PENDING_PTR] >>> 2;
     this.#npCap = this.#eng.pendingCap();
     if (maxEntries !== Infinity) this.#ghostCap = maxEntries;
@@ -472,6 +474,83 @@ export class TtlCache {
 
   /** Writes `value` at `key`. @returns {this} */
   set(key, value, opts) {
+    // The two writes a cache mostly sees, inline with no call into wasm: V8
+    // inlines a method into its caller's loop only while its bytecode stays
+    // under 460 bytes, and the whole write path is well over.
+    if (opts === undefined && this.#quick && value !== undefined) {
+      const s = this.#index.get(key);
+      if (
+        s === undefined
+          ? this.#add(key, value, this.#ttl, this.#idle)
+          : s >= 0 && this.#dispose === undefined && this.#overwrite(s, value, this.#ttl, this.#idle)
+      ) {
+        return this;
+      }
+    }
+    return this.#setSlow(key, value, opts);
+  }
+
+  /**
+   * Overwrites live slot `s` on this side, if its deadline does not move
+   * earlier: the wheel reschedules lazily when the old deadline fires, but
+   * an earlier one must be rescheduled by the engine. False: nothing done.
+   */
+  #overwrite(s, value, ttl, idle) {
+    const F = F64; // one module-slot load, not one per access
+    const now = this.#now;
+    const abs = now + ttl;
+    const lastIdle = now + idle;
+    const t = this.#t + s * 3;
+    const oldIdle = F[t + 1] + F[t + 2];
+    const old = F[t] < oldIdle ? F[t] : oldIdle;
+    const vals = this.#vals;
+    if (!(old > now) || (lastIdle < abs ? lastIdle : abs) < old || vals[s] instanceof Hash) return false;
+    F[t] = abs;
+    F[t + 1] = now;
+    F[t + 2] = idle;
+    const U = U8;
+    const f = this.#f + s;
+    const q = U[f];
+    if (q < MAX_FREQ) U[f] = q + 1;
+    vals[s] = value;
+    this.#updated++;
+    return true;
+  }
+
+  /**
+   * Inserts new `key` on this side, into a slot reserved in advance, which
+   * the engine links into its wheel and queues at its next call. False,
+   * with nothing done: no room, no reserved slot, a full pending queue, a
+   * bad key, or a deadline already past.
+   */
+  #add(key, value, ttl, idle) {
+    const now = this.#now;
+    const abs = now + ttl;
+    const lastIdle = now + idle;
+    const spare = this.#spare;
+    const np = this.#np;
+    if (!((lastIdle < abs ? lastIdle : abs) > now) || typeof key !== "string") return false;
+    if (spare.length === 0 || np + 1 >= this.#npCap || this.#full()) return false;
+    const r = spare.pop();
+    const t = this.#t + r * 3;
+    F64[t] = abs;
+    F64[t + 1] = now;
+    F64[t + 2] = idle;
+    U8[this.#f + r] = 0;
+    U32[this.#pend + np] = r;
+    this.#np = np + 1;
+    this.#index.set(key, r);
+    this.#keys[r] = key;
+    this.#vals[r] = value;
+    return true;
+  }
+
+  /** Whether live entries, counting the queued inserts, are at maxEntries. */
+  #full() {
+    return U32[this.#st + ST_ENTRIES] + this.#np >= this.#maxEntries;
+  }
+
+  #setSlow(key, value, opts) {
     checkString("key", key);
     checkValue(value);
     let flags = parseWrite(opts);
@@ -510,63 +589,32 @@ export class TtlCache {
   }
 
   /**
-   * The common writes, done on this side with no call into wasm: a new key
-   * while there is room (into a slot reserved in advance, linked into the
-   * wheel and queues at the engine's next call), or an overwrite whose
-   * deadline does not move earlier (the wheel reschedules lazily when the
-   * old slot fires). Anything else, or anything invalid, returns false and
-   * takes the engine's path, which validates and throws.
+   * An ordinary write done on this side, with no call into wasm (see
+   * #overwrite and #add), for writes with options, a returning ghost, or a
+   * `dispose` to call. False: the engine's path, which validates and throws.
    */
   #quickSet(key, value, s, flags) {
-    const now = this.#now;
     const ttl = flags & HAS_TTL ? wTtl : this.#ttl;
     const idle = flags & HAS_IDLE ? wIdle : this.#idle;
     if (!(ttl > 0 && idle > 0)) return false;
-    const abs = now + ttl;
-    const lastIdle = now + idle;
-    const deadline = lastIdle < abs ? lastIdle : abs;
-    if (!(deadline > now)) return false;
-    if (s === undefined || s < 0) {
-      if (this.#maxEntries !== Infinity && U32[this.#st + ST_ENTRIES] + this.#np >= this.#maxEntries) return false;
-      const spare = this.#spare;
-      if (spare.length === 0) this.#refill();
-      const r = spare.pop();
-      const t = this.#t + r * 3;
-      F64[t] = abs;
-      F64[t + 1] = now;
-      F64[t + 2] = idle;
-      U8[this.#f + r] = 0;
-      let q = r;
-      if (s !== undefined) {
-        // A returning ghost, still in the index: no engine call since the lookup.
-        q = (r | TO_MAIN_BIT) >>> 0;
-        this.#ghosts--;
-      }
-      U32[this.#pend + this.#np] = q;
-      this.#index.set(key, r);
-      this.#keys[r] = key;
-      this.#vals[r] = value;
-      if (++this.#np === this.#npCap) {
-        this.#e().commit();
-        this.#drain();
-      }
+    if (s !== undefined && s >= 0) {
+      const prev = this.#vals[s];
+      if (!this.#overwrite(s, value, ttl, idle)) return false;
+      if (this.#dispose !== undefined && prev !== value) this.#flush([prev, key, "replaced", undefined]);
       return true;
     }
-    const t = this.#t + s * 3;
-    const oldIdle = F64[t + 1] + F64[t + 2];
-    const old = F64[t] < oldIdle ? F64[t] : oldIdle;
-    if (!(old > now) || deadline < old) return false;
-    const prev = this.#vals[s];
-    if (prev instanceof Hash) return false;
-    F64[t] = abs;
-    F64[t + 1] = now;
-    F64[t + 2] = idle;
-    const f = this.#f + s;
-    const fq = U8[f];
-    if (fq < MAX_FREQ) U8[f] = fq + 1;
-    this.#vals[s] = value;
-    this.#updated++;
-    if (this.#dispose !== undefined && prev !== value) this.#flush([prev, key, "replaced", undefined]);
+    if (this.#full()) return false;
+    if (this.#spare.length === 0) this.#refill();
+    if (this.#np + 1 >= this.#npCap) {
+      this.#e().commit();
+      this.#drain();
+    }
+    if (!this.#add(key, value, ttl, idle)) return false;
+    if (s !== undefined) {
+      // A returning ghost, still in the index: no removal since the lookup.
+      U32[this.#pend + this.#np - 1] |= TO_MAIN_BIT;
+      this.#ghosts--;
+    }
     return true;
   }
 

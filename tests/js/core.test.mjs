@@ -181,6 +181,32 @@ test("set with expireAt, keepTtl, and a past expireAt", () => {
   );
 });
 
+test("an overwrite that moves the deadline earlier is swept at the new deadline", () => {
+  // Option-less writes take set()'s inline path; this one must still reach
+  // the expiry index, or tick() would sweep at the old, later deadline.
+  for (const dispose of [undefined, () => {}]) {
+    const c = new TtlCache({ now: 0, ttl: 100, dispose });
+    c.set("k", 1);
+    c.expire("k", 10_000);
+    c.set("k", 2);
+    assert.equal(c.ttl("k"), 100);
+    assert.equal(c.tick(99), 0);
+    assert.equal(c.tick(100), 1, `swept at the new deadline (dispose: ${typeof dispose})`);
+    assert.equal(c.size, 0);
+  }
+});
+
+test("a write whose deadline rounds to now is never stored", () => {
+  // now + 1e-300 === now in doubles: the entry is expired as it is written.
+  const c = new TtlCache({ now: 1000, ttl: 1e-300 });
+  c.set("a", 1);
+  c.set("b", 2, { ttl: 10 });
+  c.set("c", 3); // with slots already reserved, as most writes find them
+  assert.equal(c.size, 1);
+  assert.deepEqual([...c.keys()], ["b"]);
+  assert.equal(c.stats().inserted, 1);
+});
+
 test("set returns this; get/delete/clear and size", () => {
   const c = new TtlCache({ now: 0 });
   assert.equal(c.set("a", 1), c);
@@ -312,6 +338,14 @@ test("capacity: eviction keeps a recently read entry over one never read since w
   for (let i = 0; i < 50; i++) c.get(`k${i}`);
   for (let i = 0; i < 40; i++) c.set(`new${i}`, i);
   for (let i = 0; i < 50; i++) assert.equal(c.has(`k${i}`), true, `read k${i} survived`);
+});
+
+test("capacity: an overwrite counts as a use, like a read, for eviction", () => {
+  const c = new TtlCache({ now: 0, maxEntries: 100 });
+  for (let i = 0; i < 100; i++) c.set(`k${i}`, i);
+  for (let i = 0; i < 50; i++) c.set(`k${i}`, -i);
+  for (let i = 0; i < 40; i++) c.set(`new${i}`, i);
+  for (let i = 0; i < 50; i++) assert.equal(c.peek(`k${i}`), -i, `rewritten k${i} survived`);
 });
 
 test("capacity: a one-off scan does not flush the hot set (S3-FIFO)", () => {
