@@ -205,7 +205,6 @@ export class TtlCache {
   #ttl; // default clocks, for writes done on this side
   #idle;
   #maxEntries;
-  #quick = false; // option-less writes may take set()'s inline paths
   #spare = []; // slots reserved in wasm for inserts done on this side
   #pend = 0; // U32 index of the engine's pending-insert queue
   #np = 0; // inserts queued there since the last call
@@ -242,7 +241,6 @@ export class TtlCache {
     this.#ttl = ttl;
     this.#idle = idle;
     this.#maxEntries = maxEntries;
-    this.#quick = this.#sizeOf === undefined && ttl > 0 && idle > 0;
     this.#pend = U32[this.#st + ST_PENDING_PTR] >>> 2;
     this.#npCap = this.#eng.pendingCap();
     if (maxEntries !== Infinity) this.#ghostCap = maxEntries;
@@ -477,7 +475,7 @@ export class TtlCache {
     // The two writes a cache mostly sees, inline with no call into wasm: V8
     // inlines a method into its caller's loop only while its bytecode stays
     // under 460 bytes, and the whole write path is well over.
-    if (opts === undefined && this.#quick && value !== undefined) {
+    if (opts === undefined && this.#sizeOf === undefined && value !== undefined) {
       const s = this.#index.get(key);
       if (
         s === undefined
@@ -603,7 +601,7 @@ export class TtlCache {
       if (this.#dispose !== undefined && prev !== value) this.#flush([prev, key, "replaced", undefined]);
       return true;
     }
-    if (this.#full()) return false;
+    if (this.#full()) return false; // before a refill: a full cache reserves no more
     if (this.#spare.length === 0) this.#refill();
     if (this.#np + 1 >= this.#npCap) {
       this.#e().commit();
