@@ -475,8 +475,10 @@ export class TtlCache {
     // The two writes a cache mostly sees, inline with no call into wasm: V8
     // inlines a method into its caller's loop only while its bytecode stays
     // under 460 bytes, and the whole write path is well over.
+    // One lookup for every path; a key of the wrong type finds nothing here
+    // and is rejected by #setSlow.
+    const s = this.#index.get(key);
     if (opts === undefined && this.#sizeOf === undefined && value !== undefined) {
-      const s = this.#index.get(key);
       if (
         s === undefined
           ? this.#add(key, value, this.#ttl, this.#idle)
@@ -485,7 +487,7 @@ export class TtlCache {
         return this;
       }
     }
-    return this.#setSlow(key, value, opts);
+    return this.#setSlow(key, value, opts, s);
   }
 
   /**
@@ -548,11 +550,11 @@ export class TtlCache {
     return U32[this.#st + ST_ENTRIES] + this.#np >= this.#maxEntries;
   }
 
-  #setSlow(key, value, opts) {
+  /** The rest of set(): `s` is what the index held for `key` on entry. */
+  #setSlow(key, value, opts, s) {
     checkString("key", key);
     checkValue(value);
     let flags = parseWrite(opts);
-    let s = this.#index.get(key);
     if (this.#sizeOf === undefined && (flags & (HAS_AT | KEEP_TTL)) === 0 && this.#quickSet(key, value, s, flags)) {
       return this;
     }
