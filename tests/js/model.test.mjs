@@ -1,0 +1,388 @@
+// Randomized model test of the packed package: random operation sequences
+// with random clock steps, every observable checked after each step against
+// a deliberately naive model (clocks per key and field, liveness by brute
+// force; no wheel, no queues, no sweeping).
+//
+// The Rust model test (tests/model.rs) holds the engine to the same model.
+// This one exists for what only the JS side does: writes done without a
+// call into wasm (inline overwrites, inserts into reserved slots), the key
+// index with its ghosts, and the replay of the engine's removal log.
+// Eviction choice is the cache's business, so the model learns evictions
+// from `dispose` and checks everything else `dispose` reports.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { TtlCache } from "lapse";
+
+const INF = Infinity;
+const KEYS = ["k0", "k1", "k2", "k3", "k4", "k5"];
+const FIELDS = ["a", "b", ""];
+const CONDS = [undefined, "NX", "XX", "GT", "LT"];
+
+/** xorshift32: the same sequence for the same seed, so a failure names its seed. */
+function rng(seed) {
+  let x = seed * 0x9e3779b1 || 1;
+  return (n) => {
+    x ^= x << 13;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    return (x >>> 0) % n;
+  };
+}
+
+const deadline = (c) => Math.min(c.abs, c.last + c.idle);
+const live = (c, now) => deadline(c) > now;
+
+/** Redis's expiry conditions, against the current absolute deadline. */
+function holds(cond, cur, at) {
+  if (cond === "NX") return cur === INF;
+  if (cond === "XX") return cur !== INF;
+  if (cond === "GT") return at > cur;
+  if (cond === "LT") return at < cur;
+  return true;
+}
+
+class Harness {
+  constructor(seed) {
+    const r = rng(seed);
+    this.r = r;
+    this.now = 0;
+    this.ttl = [INF, 40, 15][r(3)];
+    this.idle = [INF, 25, 8][r(3)];
+    this.max = [undefined, undefined, 3, 5][r(4)];
+    this.removed = [];
+    const opts = { now: 0, ttl: this.ttl, idle: this.idle, sweepBudget: [1000, 1, 3][r(3)] };
+    if (this.max !== undefined) opts.maxEntries = this.max;
+    opts.dispose = (value, key, reason, field) => this.removed.push({ value, key, reason, field });
+    this.c = new TtlCache(opts);
+    this.model = new Map(); // key -> { clk, v } | { clk, fields: Map(field -> { clk, v }) }
+    this.next = 1;
+    this.before = undefined; // the live value the current write found at its key or field
+  }
+
+  keyLive(k) {
+    const e = this.model.get(k);
+    if (e === undefined || !live(e.clk, this.now)) return false;
+    if (e.fields === undefined) return true;
+    for (const f of e.fields.values()) if (live(f.clk, this.now)) return true;
+    return false;
+  }
+
+  plainLive(k) {
+    return this.keyLive(k) && this.model.get(k).fields === undefined;
+  }
+
+  liveHash(k) {
+    return this.keyLive(k) && this.model.get(k).fields !== undefined ? this.model.get(k).fields : undefined;
+  }
+
+  fieldLive(k, f) {
+    const fs = this.liveHash(k);
+    return fs !== undefined && fs.has(f) && live(fs.get(f).clk, this.now);
+  }
+
+  /** Write options, some invalid on purpose: every one of those must change nothing. */
+  genWrite() {
+    const r = this.r;
+    const w = {};
+    switch (r(12)) {
+      case 0:
+        w.ttl = INF;
+        break;
+      case 1:
+      case 2:
+      case 3:
+        w.ttl = r(60) + 1;
+        break;
+      case 4:
+        w.expireAt = this.now + r(70) - 10;
+        break;
+      case 5:
+        w.keepTtl = true;
+        break;
+      case 6:
+        if (r(4) === 0) {
+          w.ttl = 5;
+          w.expireAt = this.now + 5;
+        }
+        break;
+      case 7:
+        if (r(4) === 0) w.ttl = [0, -3, NaN][r(3)];
+        break;
+      case 8:
+        if (r(4) === 0) {
+          w.keepTtl = true;
+          w.idle = 5;
+        }
+        break;
+    }
+    if (!w.keepTtl && r(3) === 0) w.idle = [INF, 4, 12, 30][r(4)];
+    // Half the plain writes carry no options at all: the inline path.
+    return Object.keys(w).length === 0 && r(2) === 0 ? undefined : w;
+  }
+
+  static valid(w) {
+    if (w === undefined) return true;
+    const pos = (v) => v === undefined || v > 0;
+    const clock = w.ttl !== undefined || w.idle !== undefined || w.expireAt !== undefined;
+    return !(w.keepTtl && clock) && !(w.ttl !== undefined && w.expireAt !== undefined) && pos(w.ttl) && pos(w.idle);
+  }
+
+  resolve(w, old) {
+    w = w ?? {};
+    if (w.keepTtl && old !== undefined) return { ...old };
+    const abs = w.expireAt !== undefined ? w.expireAt : this.now + (w.ttl !== undefined ? w.ttl : this.ttl);
+    return { abs, last: this.now, idle: w.idle !== undefined ? w.idle : this.idle };
+  }
+
+  /** Everything observable, to prove a failed call changed nothing. */
+  digest() {
+    const c = this.c;
+    let out = `size=${c.size} entries=${c.stats().entries};`;
+    for (const k of KEYS) {
+      let peek;
+      try {
+        peek = c.peek(k);
+      } catch (e) {
+        peek = e.constructor.name;
+      }
+      out += `${k}:${c.has(k)}:${c.ttl(k)}:${peek};`;
+      for (const f of FIELDS) {
+        try {
+          out += `${f}:${c.hhas(k, f)}:${c.httl(k, f)};`;
+        } catch (e) {
+          out += `${f}:${e.constructor.name};`;
+        }
+      }
+    }
+    return out;
+  }
+
+  step() {
+    const r = this.r;
+    const c = this.c;
+    const k = KEYS[r(KEYS.length)];
+    const field = FIELDS[r(FIELDS.length)];
+    const op = r(20);
+    const before = this.digest();
+    let failed = false;
+    const throws = (fn, what) => {
+      assert.throws(fn, (e) => e instanceof TypeError || e instanceof RangeError, what);
+      failed = true;
+    };
+    if (op <= 3) {
+      const w = this.genWrite();
+      const v = this.next++;
+      const isHash = this.liveHash(k) !== undefined;
+      this.before = this.plainLive(k) ? this.model.get(k).v : undefined;
+      if (!Harness.valid(w) || isHash) {
+        throws(() => c.set(k, v, w), `set(${k}, ${JSON.stringify(w)}) must throw (hash: ${isHash})`);
+      } else {
+        c.set(k, v, w);
+        const old = this.keyLive(k) ? this.model.get(k).clk : undefined;
+        const clk = this.resolve(w, old);
+        if (live(clk, this.now)) this.model.set(k, { clk, v });
+        else this.model.delete(k);
+      }
+    } else if (op <= 5) {
+      if (this.liveHash(k) !== undefined) {
+        throws(() => c.get(k), `get on hash ${k}`);
+      } else if (this.plainLive(k)) {
+        const e = this.model.get(k);
+        assert.equal(c.get(k), e.v, `get(${k})`);
+        e.clk.last = this.now;
+      } else {
+        assert.equal(c.get(k), undefined, `get(${k}) of a missing key`);
+      }
+    } else if (op === 6) {
+      const l = this.keyLive(k);
+      assert.equal(c.touch(k), l, `touch(${k})`);
+      if (l) this.model.get(k).clk.last = this.now;
+    } else if (op === 7) {
+      const ms = r(50) - 5;
+      const cond = CONDS[r(5)];
+      const at = this.now + ms;
+      const got = r(2) === 0 ? c.expire(k, ms, cond) : c.expireAt(k, at, cond);
+      const expect = this.keyLive(k) && holds(cond, this.model.get(k).clk.abs, at);
+      assert.equal(got, expect, `expire(${k}, ${ms}, ${cond})`);
+      if (expect) {
+        if (at <= this.now) this.model.delete(k);
+        else this.model.get(k).clk.abs = at;
+      }
+    } else if (op === 8) {
+      const l = this.keyLive(k);
+      const clk = l ? this.model.get(k).clk : undefined;
+      assert.equal(c.persist(k), l && (clk.abs !== INF || clk.idle !== INF), `persist(${k})`);
+      if (l) {
+        clk.abs = INF;
+        clk.idle = INF;
+      }
+    } else if (op === 9) {
+      assert.equal(c.delete(k), this.keyLive(k), `delete(${k})`);
+      this.model.delete(k);
+    } else if (op <= 12) {
+      this.now += r(30);
+      c.tick(this.now);
+    } else if (op === 13) {
+      if (r(8) === 0) {
+        c.clear();
+        this.model.clear();
+      } else {
+        c.purge();
+      }
+    } else if (op <= 15) {
+      const w = this.genWrite();
+      const v = this.next++;
+      const plain = this.plainLive(k);
+      const fs = this.liveHash(k);
+      const others = fs === undefined ? 0 : [...fs.keys()].filter((n) => n !== field).length;
+      const fits = this.max === undefined || others < this.max;
+      this.before = this.fieldLive(k, field) ? fs.get(field).v : undefined;
+      if (!Harness.valid(w) || plain || !fits) {
+        throws(() => c.hset(k, field, v, w), `hset(${k}, ${field}, ${JSON.stringify(w)}) must throw`);
+      } else {
+        const wasLive = this.fieldLive(k, field);
+        const isNew = c.hset(k, field, v, w);
+        const clk = this.resolve(w, wasLive ? fs.get(field).clk : undefined);
+        if (!this.keyLive(k)) this.model.set(k, { clk: { abs: INF, last: this.now, idle: INF }, fields: new Map() });
+        const hash = this.model.get(k).fields;
+        if (live(clk, this.now)) {
+          assert.equal(isNew, !wasLive, `hset(${k}, ${field}) new-field answer`);
+          hash.set(field, { clk, v });
+        } else {
+          assert.equal(isNew, false);
+          hash.delete(field);
+        }
+        // The key goes with its last field.
+        if (![...hash.values()].some((f) => live(f.clk, this.now))) this.model.delete(k);
+      }
+    } else if (op <= 17) {
+      if (this.plainLive(k)) {
+        throws(() => c.hget(k, field), `hget on plain ${k}`);
+      } else if (this.fieldLive(k, field)) {
+        const e = this.model.get(k);
+        const f = e.fields.get(field);
+        assert.equal(c.hget(k, field), f.v, `hget(${k}, ${field})`);
+        e.clk.last = this.now;
+        f.clk.last = this.now;
+      } else {
+        assert.equal(c.hget(k, field), undefined, `hget(${k}, ${field}) of a missing field`);
+      }
+    } else if (op === 18) {
+      if (this.plainLive(k)) {
+        throws(() => c.hdel(k, field), `hdel on plain ${k}`);
+      } else {
+        const l = this.fieldLive(k, field);
+        assert.equal(c.hdel(k, field), l, `hdel(${k}, ${field})`);
+        if (l) {
+          this.model.get(k).fields.delete(field);
+          if (!this.keyLive(k)) this.model.delete(k);
+        }
+      }
+    } else {
+      // Bad arguments anywhere must change nothing.
+      const bad = [NaN, INF, -INF][r(3)];
+      throws(() => c.expire(k, bad), "expire with a bad ms");
+      throws(() => c.expireAt(k, bad), "expireAt with a bad time");
+      throws(() => c.tick(bad), "tick with a bad time");
+    }
+    this.reconcile(op, failed);
+    if (failed) assert.equal(this.digest(), before, `a failed call changed the cache (op ${op})`);
+    this.check();
+  }
+
+  /** Checks what dispose reported and learns evictions from it. */
+  reconcile(op, failed) {
+    const removed = this.removed.splice(0);
+    if (failed) assert.deepEqual(removed, [], "a failed call disposed something");
+    const write = op <= 3 || op === 14 || op === 15;
+    for (const x of removed) {
+      if (x.reason === "evicted") {
+        assert.ok(this.max !== undefined, "an eviction without a bound");
+        assert.ok(write, `an eviction outside a write: op ${op}`);
+        this.model.delete(x.key);
+      } else if (x.reason === "expired") {
+        // Values are unique per write, so "the same value is still live in
+        // the model" is exact even when a write just replaced an expired key.
+        const stillLive =
+          x.field === undefined
+            ? this.plainLive(x.key) && this.model.get(x.key).v === x.value
+            : this.fieldLive(x.key, x.field) && this.model.get(x.key).fields.get(x.field).v === x.value;
+        assert.ok(!stillLive, `${JSON.stringify(x)} expired but the model has it live at ${this.now}`);
+      } else if (x.reason === "replaced") {
+        // Only the live value a write found is replaced; an expired one is "expired".
+        assert.ok(write, "replaced outside a write");
+        assert.equal(x.value, this.before, `${JSON.stringify(x)}: not the live value the write found`);
+      } else if (x.reason === "deleted") {
+        assert.ok(write || op === 7 || op === 9 || op === 18, `deleted by op ${op}`);
+      } else {
+        assert.equal(x.reason, "cleared");
+        assert.equal(op, 13);
+      }
+    }
+  }
+
+  /** Every observable agrees with the model. */
+  check() {
+    const c = this.c;
+    const now = this.now;
+    let liveKeys = 0;
+    for (const k of KEYS) {
+      const l = this.keyLive(k);
+      liveKeys += l ? 1 : 0;
+      assert.equal(c.has(k), l, `has(${k}) at ${now}`);
+      if (!l) {
+        assert.equal(c.ttl(k), undefined, `ttl(${k}) of a missing key`);
+        assert.equal(c.peek(k), undefined);
+        continue;
+      }
+      const e = this.model.get(k);
+      const d = deadline(e.clk);
+      assert.equal(c.ttl(k), d === INF ? INF : d - now, `ttl(${k}) at ${now}`);
+      if (e.fields === undefined) {
+        assert.equal(c.peek(k), e.v, `peek(${k})`);
+        continue;
+      }
+      assert.throws(() => c.peek(k), TypeError);
+      const want = [...e.fields].filter(([, f]) => live(f.clk, now)).map(([n, f]) => [n, f.v]);
+      const got = [...c.hgetall(k)];
+      assert.deepEqual(got.sort(), want.sort(), `hgetall(${k}) at ${now}`);
+      assert.equal(c.hlen(k), want.length);
+      for (const [n, f] of e.fields) {
+        if (!live(f.clk, now)) continue;
+        const fd = Math.min(deadline(f.clk), d);
+        assert.equal(c.httl(k, n), fd === INF ? INF : fd - now, `httl(${k}, ${n})`);
+      }
+    }
+    assert.equal([...c.keys()].length, liveKeys, "keys() yields the live keys");
+    if (this.max !== undefined) assert.ok(c.stats().entries <= this.max, "entries over maxEntries");
+    assert.ok(c.size >= liveKeys, "size counts every live key");
+  }
+
+  /** After a full purge nothing expired is held. */
+  finish() {
+    this.c.purge();
+    this.reconcile(13, false);
+    const live = KEYS.filter((k) => this.keyLive(k)).length;
+    assert.equal(this.c.size, live, "purge left expired keys");
+    this.check();
+  }
+}
+
+function run(seed, steps) {
+  const h = new Harness(seed);
+  try {
+    for (let i = 0; i < steps; i++) h.step();
+    h.finish();
+  } catch (e) {
+    e.message = `seed ${seed}: ${e.message}`;
+    throw e;
+  }
+}
+
+test("random sequences agree with the model (plain, hash, capacity, bad input)", () => {
+  for (let seed = 1; seed <= 1000; seed++) run(seed, 200);
+});
+
+test("long random sequences agree with the model", () => {
+  for (let seed = 5000; seed < 5010; seed++) run(seed, 5000);
+});
