@@ -472,11 +472,11 @@ export class TtlCache {
 
   /** Writes `value` at `key`. @returns {this} */
   set(key, value, opts) {
-    // The two writes a cache mostly sees, inline with no call into wasm: V8
-    // inlines a method into its caller's loop only while its bytecode stays
-    // under 460 bytes, and the whole write path is well over.
-    // One lookup for every path; a key of the wrong type finds nothing here
-    // and is rejected by #setSlow.
+    // The two writes a cache mostly sees run inline, with no call into wasm:
+    // V8 inlines a method into its caller's loop only while its bytecode
+    // stays under 460 bytes, and the whole write path is well over. The one
+    // lookup serves every path; a key of the wrong type finds nothing and is
+    // rejected by #setSlow.
     const s = this.#index.get(key);
     if (opts === undefined && this.#sizeOf === undefined && value !== undefined) {
       if (
