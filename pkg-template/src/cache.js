@@ -530,7 +530,7 @@ export class TtlCache {
     const spare = this.#spare;
     const np = this.#np;
     if (!((lastIdle < abs ? lastIdle : abs) > now) || typeof key !== "string") return false;
-    if (spare.length === 0 || np + 1 >= this.#npCap || this.#full()) return false;
+    if (spare.length === 0 || np >= this.#npCap || this.#full()) return false;
     const r = spare.pop();
     const t = this.#t + r * 3;
     F64[t] = abs;
@@ -605,7 +605,7 @@ export class TtlCache {
     }
     if (this.#full()) return false; // before a refill: a full cache reserves no more
     if (this.#spare.length === 0) this.#refill();
-    if (this.#np + 1 >= this.#npCap) {
+    if (this.#np >= this.#npCap) {
       this.#e().commit();
       this.#drain();
     }
