@@ -369,26 +369,25 @@ impl Engine {
 
     // ---- time -------------------------------------------------------------
 
-    /// The wheel tick at which a deadline `d` is certainly past.
-    fn tick_ceil(&self, d: f64) -> u64 {
-        let x = (d - self.origin).ceil();
-        if x <= 0.0 {
-            0
-        } else if x >= 1.8e19 {
-            u64::MAX
+    /// The wheel tick of time `t`: whole milliseconds since the origin while
+    /// that fits in 2^53, then the order of the f64 bit patterns (coarser, but
+    /// never saturating). The same monotone map serves deadlines and the clock,
+    /// so `d <= now` implies `tick(d) <= tick(now)`: a sweep at `now` reaches
+    /// every expired slot, for any finite times, however far apart.
+    fn tick_of(&self, t: f64) -> u64 {
+        const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+        // Rounding of the subtraction is monotone in `t`, which is all we need.
+        let x = t - self.origin;
+        if x < EXACT {
+            if x <= 0.0 {
+                0
+            } else {
+                x as u64 // truncation: floor for x >= 0
+            }
         } else {
-            x as u64
-        }
-    }
-
-    fn tick_floor(&self, t: f64) -> u64 {
-        let x = (t - self.origin).floor();
-        if x <= 0.0 {
-            0
-        } else if x >= 1.8e19 {
-            u64::MAX
-        } else {
-            x as u64
+            // Positive f64 bit patterns order like the values; +Infinity (an
+            // overflowed subtraction) is the largest.
+            (1u64 << 53) + (x.to_bits() - EXACT.to_bits())
         }
     }
 
@@ -417,7 +416,7 @@ impl Engine {
     /// the budget a tick that only cascades pauses about as long as one that
     /// removes a full budget (measured: 4x let cascades dominate p99).
     fn sweep(&mut self, budget: u64, fit: Option<(u64, u64)>) -> u64 {
-        let limit = self.tick_floor(self.now());
+        let limit = self.tick_of(self.now());
         let work_cap = budget.saturating_mul(2).saturating_add(64);
         let (mut removed, mut work) = (0u64, 0u64);
         while removed < budget && work < work_cap {
@@ -435,9 +434,15 @@ impl Engine {
                 }
                 Some(Pop::Due(s)) => {
                     let i = s as usize;
-                    if self.times[i].deadline() > self.now() {
+                    let d = self.times[i].deadline();
+                    if d > self.now() {
+                        // A deadline moved by a read, or one the tick map
+                        // cannot tell from `now`: next due after this sweep,
+                        // so it is never handed out twice in one sweep.
                         self.counters.rescheduled += 1;
-                        self.schedule(s);
+                        if d != NEVER {
+                            self.wheel.schedule(s, self.tick_of(d).max(limit + 1));
+                        }
                     } else if self.kind[i] == Kind::Hash {
                         removed += self.expire_hash_fields(s, budget - removed);
                     } else {
@@ -464,7 +469,7 @@ impl Engine {
                 return n;
             }
         }
-        let now = self.tick_floor(self.now());
+        let now = self.tick_of(self.now());
         self.wheel.schedule(h, now);
         n
     }
@@ -473,7 +478,7 @@ impl Engine {
     fn schedule(&mut self, s: u32) {
         let d = self.times[s as usize].deadline();
         if d != NEVER {
-            let t = self.tick_ceil(d);
+            let t = self.tick_of(d);
             self.wheel.schedule(s, t);
         }
     }
@@ -983,7 +988,7 @@ impl Engine {
         self.hashes.clear();
         self.hash_free.clear();
         self.wheel.clear();
-        let cur = self.tick_floor(self.now());
+        let cur = self.tick_of(self.now());
         self.wheel.reset_cursor(cur);
         self.policy.clear();
         self.free.clear();

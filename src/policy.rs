@@ -1,7 +1,8 @@
 //! S3-FIFO eviction order (Yang et al., SOSP 2023).
 //!
 //! New keys enter a small FIFO (about 10% of the entries). A key read while
-//! there moves to the main FIFO when it reaches the tail; one never read is
+//! there moves to the main FIFO when it reaches the tail, keeping its reads as
+//! credit (see [`Policy::evict`]); one never read is
 //! evicted, and its host remembers it in a ghost list so that a quick return
 //! goes straight to main. Main is a FIFO with up to three second chances
 //! (a 2-bit frequency counter). A one-off scan of cold keys therefore only
@@ -93,7 +94,16 @@ impl Policy {
 
     /// Picks the next key to evict and takes it out of the queues. `keep` is a
     /// key that must survive (the one being written); it gets another lap.
-    /// Amortized O(1): every lap either evicts or spends a frequency bit.
+    ///
+    /// The contract keeps a recently read entry over one never read since it
+    /// was written. A key read in the small queue carries its read count into
+    /// main as credit, and a main key with credit is never evicted while the
+    /// small queue still has keys to offer: when small is under its 10% share
+    /// and main's tail still has credit, that tail spends one unit (so main
+    /// keeps aging, one step per eviction) and the victim comes from small.
+    /// Only a main key whose credit a full lap has spent, i.e. one not read
+    /// recently, is evicted ahead of unread small keys.
+    /// Amortized O(1): every lap either evicts, promotes or spends a credit.
     pub fn evict(&mut self, keep: Option<u32>) -> Option<Victim> {
         let total = self.len();
         let keep_len = keep.map_or(0, |k| u32::from(self.queue[k as usize] != QUEUE_NONE));
@@ -101,12 +111,20 @@ impl Policy {
             return None;
         }
         loop {
-            let from_small = self.small.len > 0 && (self.small.len * 10 >= total || self.main.len == 0);
+            let credit = |p: &Self, s: u32| p.freq[s as usize] > 0 || Some(s) == keep;
+            let tail_credit = self.main.len > 0 && credit(self, self.main.tail);
+            let share = self.small.len * 10 >= total || self.main.len == 0;
+            let from_small = self.small.len > 0 && (share || tail_credit);
+            if from_small && !share {
+                let s = self.links.pop_back(&mut self.main).expect("non-empty main");
+                let f = &mut self.freq[s as usize];
+                *f = f.saturating_sub(1);
+                self.links.push_front(&mut self.main, s);
+            }
             if from_small {
                 let s = self.links.pop_back(&mut self.small).expect("non-empty small");
                 let i = s as usize;
-                if self.freq[i] > 0 || Some(s) == keep {
-                    self.freq[i] = 0;
+                if credit(self, s) {
                     self.queue[i] = QUEUE_MAIN;
                     self.links.push_front(&mut self.main, s);
                     continue;
@@ -116,7 +134,7 @@ impl Policy {
             }
             let s = self.links.pop_back(&mut self.main).expect("non-empty main");
             let i = s as usize;
-            if self.freq[i] > 0 || Some(s) == keep {
+            if credit(self, s) {
                 self.freq[i] = self.freq[i].saturating_sub(1);
                 self.links.push_front(&mut self.main, s);
                 if Some(s) == keep && self.main.len == 1 && self.small.len == 0 {
@@ -197,6 +215,30 @@ mod tests {
         }
         let hot_left = (0..100).filter(|&h| p.queue_of(h) != QUEUE_NONE).count();
         assert!(hot_left >= 80, "only {hot_left} of 100 hot keys survived the scan");
+    }
+
+    #[test]
+    fn a_scan_never_evicts_a_read_key_before_an_unread_one() {
+        // 100 keys written, 95 of them read, then a one-off scan of unread
+        // keys. The first evictions promote the 95 and leave small under its
+        // share; the old code then took main's tail (a read key whose count
+        // promotion had reset) while unread keys sat in small.
+        let mut p = policy(400);
+        for s in 0..100 {
+            p.insert(s, false);
+        }
+        for s in 5..100 {
+            p.hit(s);
+        }
+        let mut evicted = vec![];
+        for s in 100..190 {
+            let v = p.evict(None).unwrap();
+            evicted.push(v.slot);
+            p.insert(s, false);
+        }
+        let read_lost: Vec<u32> = evicted.iter().copied().filter(|&s| (5..100).contains(&s)).collect();
+        assert!(read_lost.is_empty(), "read keys {read_lost:?} evicted before unread ones ({evicted:?})");
+        assert_eq!(p.len(), 100);
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! A hierarchical timer wheel over slot indices.
 //!
-//! Ticks are whole milliseconds since the engine's origin. Level `L` has 64
+//! Ticks are the engine's monotone map of times (whole milliseconds since its
+//! origin for the first 2^53 ms). Level `L` has 64
 //! buckets of `64^L` ticks each; eleven levels cover the whole `u64` range, so
 //! there is no overflow list. An entry sits at the level of the highest 6-bit
 //! group in which its tick differs from the wheel's cursor, the layout Linux
