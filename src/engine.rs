@@ -376,7 +376,7 @@ impl Engine {
     /// every expired slot, for any finite times, however far apart.
     fn tick_of(&self, t: f64) -> u64 {
         const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
-        // Rounding of the subtraction is monotone in `t`, which is all we need.
+                                                    // Rounding of the subtraction is monotone in `t`, which is all we need.
         let x = t - self.origin;
         if x < EXACT {
             if x <= 0.0 {
@@ -593,15 +593,18 @@ impl Engine {
 
     /// Fails if `weight` can never fit, whatever is evicted. `within` is the
     /// hash a field goes into: it is never evicted for its own field, so its
-    /// other fields count against the bounds.
+    /// other live fields count against the bounds. Its expired fields do not:
+    /// `make_room` sweeps them before it evicts anything.
     pub fn check_fits(&self, weight: u32, within: Option<u32>, replacing: Option<u32>) -> Result<()> {
-        let w = u64::from(weight);
-        let old = replacing.map_or(0, |s| u64::from(self.weight[s as usize]));
-        let (mut e, mut b) = (u64::from(replacing.is_none()), w);
-        if let Some(h) = within {
-            e += u64::from(self.field_count(h));
-            b += u64::from(self.weight[h as usize]) - old;
-        }
+        let (e, b) = self.needs(weight, within, replacing, false);
+        // The quick count includes unswept dead fields; only when it fails do
+        // we pay for the exact one (bounded by this hash's fields, and then
+        // the write that succeeds sweeps them).
+        let (e, b) = if e > self.max_entries || b > self.max_bytes {
+            self.needs(weight, within, replacing, true)
+        } else {
+            (e, b)
+        };
         if b > self.max_bytes {
             return Err(Error::range("sizeOf", format!("size {weight} can never fit in maxBytes {}", self.max_bytes)));
         }
@@ -614,6 +617,27 @@ impl Engine {
         Ok(())
     }
 
+    /// Entries and bytes a write needs with nothing else left: the new value,
+    /// plus (for a field) its hash's other fields, all of them or (`exact`)
+    /// only the live ones.
+    fn needs(&self, weight: u32, within: Option<u32>, replacing: Option<u32>, exact: bool) -> (u64, u64) {
+        let (mut e, mut b) = (u64::from(replacing.is_none()), u64::from(weight));
+        if let Some(h) = within {
+            if exact {
+                e = 1; // the field written, new or not
+                for f in self.fields(h).filter(|&f| Some(f) != replacing && self.own_live(f)) {
+                    e += 1;
+                    b += u64::from(self.weight[f as usize]);
+                }
+            } else {
+                let old = replacing.map_or(0, |s| u64::from(self.weight[s as usize]));
+                e += u64::from(self.field_count(h));
+                b += u64::from(self.weight[h as usize]) - old;
+            }
+        }
+        (e, b)
+    }
+
     /// Makes room for `entries`/`bytes` more: expired entries first, then
     /// live ones in eviction order, never `keep`.
     fn make_room(&mut self, entries: u64, bytes: u64, keep: Option<u32>) {
@@ -621,6 +645,17 @@ impl Engine {
             return;
         }
         self.sweep(u64::MAX, Some((entries, bytes)));
+        // The hash a field goes into is never evicted for it, and a field
+        // that died within the clock's current millisecond may not be due in
+        // the wheel yet: its dead fields go here, so the bound `check_fits`
+        // promised holds.
+        if let Some(h) = keep.filter(|&h| self.kind[h as usize] == Kind::Hash && self.over(entries, bytes)) {
+            let dead: Vec<u32> = self.fields(h).filter(|&f| !self.own_live(f)).collect();
+            for f in dead {
+                debug_assert!(self.field_count(h) > 1, "a live hash keeps a live field");
+                self.remove(f, Reason::Expired);
+            }
+        }
         while self.over(entries, bytes) {
             let Some(v) = self.policy.evict(keep) else {
                 break;

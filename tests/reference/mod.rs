@@ -99,6 +99,9 @@ pub struct Harness {
     ttl: f64,
     idle: f64,
     max_entries: Option<u64>,
+    max_bytes: Option<u64>,
+    /// Size of each written value (values are unique per write).
+    sizes: BTreeMap<u32, u32>,
     budget_unlimited: bool,
     removed: Rc<RefCell<Vec<Removed<u8, u32>>>>,
     next_value: u32,
@@ -109,13 +112,15 @@ impl Harness {
     pub fn new(b: &mut Bytes) -> Harness {
         let ttl = [INF, 40.0, 15.0][b.below(3) as usize];
         let idle = [INF, 25.0, 8.0][b.below(3) as usize];
-        let max_entries = [None, None, Some(3), Some(5)][b.below(4) as usize];
-        let sweep_budget = [Some(1000), Some(1), Some(3), None][b.below(4) as usize];
+        let max_entries = [None, None, Some(2), Some(3), Some(5)][b.below(5) as usize];
+        // 0 turns sweeping off, so expired entries and fields stay held.
+        let sweep_budget = [Some(1000), Some(1), Some(3), None, Some(0)][b.below(5) as usize];
+        let max_bytes = [None, None, Some(6), Some(12)][b.below(4) as usize];
         let opts = Options {
             ttl: (ttl != INF).then_some(ttl),
             idle: (idle != INF).then_some(idle),
             max_entries,
-            max_bytes: None,
+            max_bytes,
             sweep_budget,
         };
         let mut cache = TtlCache::with_options(opts, 0.0).unwrap();
@@ -129,6 +134,8 @@ impl Harness {
             ttl,
             idle,
             max_entries,
+            max_bytes,
+            sizes: BTreeMap::new(),
             budget_unlimited: sweep_budget.is_none() || sweep_budget == Some(1000),
             removed,
             next_value: 1,
@@ -240,8 +247,11 @@ impl Harness {
                 let v = self.next_value;
                 self.next_value += 1;
                 let is_hash = self.live_hash(k).is_some();
-                let r = self.cache.set(k, v, w);
-                if !Self::write_valid(&w) || is_hash {
+                let size = u32::from(b.below(8));
+                self.sizes.insert(v, size);
+                let r = self.cache.set_sized(k, v, w, size);
+                let fits = self.max_bytes.is_none_or(|m| u64::from(size) <= m);
+                if !Self::write_valid(&w) || is_hash || !fits {
                     assert!(r.is_err(), "set({k}, {w:?}) should fail (hash: {is_hash})");
                     failed = true;
                 } else {
@@ -327,11 +337,18 @@ impl Harness {
                 let v = self.next_value;
                 self.next_value += 1;
                 let plain = self.plain_live(k);
-                let fits = self.max_entries.is_none_or(|m| {
-                    let n = self.live_hash(k).map_or(0, |fs| fs.iter().filter(|(n, _)| n.as_str() != field).count());
-                    (n as u64) < m
+                let size = u32::from(b.below(8));
+                self.sizes.insert(v, size);
+                // Only the hash's other *live* fields stay: expired ones,
+                // swept or not, never stand in a write's way.
+                let now = self.now;
+                let others: Vec<u32> = self.live_hash(k).map_or(vec![], |fs| {
+                    fs.iter().filter(|(n, (c, _))| n.as_str() != field && c.live(now)).map(|(_, (_, v))| *v).collect()
                 });
-                let r = self.cache.hset(k, field, v, w);
+                let other_bytes: u64 = others.iter().map(|v| u64::from(self.sizes[v])).sum();
+                let fits = self.max_entries.is_none_or(|m| (others.len() as u64) < m)
+                    && self.max_bytes.is_none_or(|m| other_bytes + u64::from(size) <= m);
+                let r = self.cache.hset_sized(k, field, v, w, size);
                 if !Self::write_valid(&w) || plain || !fits {
                     assert!(r.is_err(), "hset({k}, {field:?}, {w:?}) should fail");
                     failed = true;
@@ -469,7 +486,7 @@ impl Harness {
         for r in removed {
             match r.reason {
                 Reason::Evicted => {
-                    assert!(self.max_entries.is_some(), "eviction without a bound");
+                    assert!(self.max_entries.is_some() || self.max_bytes.is_some(), "eviction without a bound");
                     assert!(matches!(op, 0..=3 | 14..=15), "eviction outside a write: op {op}");
                     self.model.remove(&r.key);
                 }
@@ -542,6 +559,9 @@ impl Harness {
         let stats = self.cache.stats();
         if let Some(m) = self.max_entries {
             assert!(stats.entries <= m, "{} entries over the bound {m}", stats.entries);
+        }
+        if let Some(m) = self.max_bytes {
+            assert!(stats.bytes <= m, "{} bytes over the bound {m}", stats.bytes);
         }
         assert!(self.cache.len() >= live_keys);
     }
