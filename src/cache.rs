@@ -512,6 +512,54 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
         self.drain();
     }
 
+    /// Checks the engine's internal invariants (see the engine) and that the
+    /// key index, values and hash field maps match it slot for slot. For
+    /// tests and fuzzers: built in debug builds and with the `invariants`
+    /// feature; O(capacity).
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::new(0.0);
+    /// c.hset("h", "f", 1, Default::default()).unwrap();
+    /// c.check_invariants().unwrap();
+    /// ```
+    #[cfg(any(debug_assertions, feature = "invariants"))]
+    #[doc(hidden)]
+    pub fn check_invariants(&self) -> std::result::Result<(), String> {
+        self.engine.check_invariants()?;
+        if self.index.len() as u64 != self.engine.keys() {
+            return Err(format!("index holds {} keys, engine {}", self.index.len(), self.engine.keys()));
+        }
+        let mut fields = 0u64;
+        for (key, &s) in &self.index {
+            let i = s as usize;
+            match (self.items.get(i), self.engine.kind(s)) {
+                (Some(Item::Plain { key: k, .. }), Kind::Plain) if k == key => {}
+                (Some(Item::Hash { key: k, fields: fs }), Kind::Hash) if k == key => {
+                    if fs.len() as u32 != self.engine.field_count(s) {
+                        return Err(format!(
+                            "hash slot {s}: {} named fields, engine {}",
+                            fs.len(),
+                            self.engine.field_count(s)
+                        ));
+                    }
+                    for (name, &f) in fs {
+                        match self.items.get(f as usize) {
+                            Some(Item::Field { name: n, .. }) if n == name && self.engine.parent(f) == s => {}
+                            _ => return Err(format!("hash slot {s}: field {name:?} at slot {f} is not that field")),
+                        }
+                    }
+                    fields += fs.len() as u64;
+                }
+                _ => return Err(format!("index points a key at slot {s}, which holds something else")),
+            }
+        }
+        let held = self.items.iter().filter(|it| !matches!(it, Item::Free)).count() as u64;
+        if held != self.engine.keys() + fields {
+            return Err(format!("{held} items held, {} keys + {fields} fields live", self.engine.keys()));
+        }
+        Ok(())
+    }
+
     /// Keys held, counting expired ones no sweep has reached yet.
     ///
     /// ```

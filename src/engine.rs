@@ -684,6 +684,7 @@ impl Engine {
                 self.high - 1
             }
         };
+        debug_assert_eq!(self.kind[s as usize], Kind::Free, "slot {} handed out twice", s);
         self.kind[s as usize] = kind;
         s
     }
@@ -715,6 +716,7 @@ impl Engine {
     pub fn insert(&mut self, kind: Kind, c: Clocks, weight: u32, to_main: bool) -> u32 {
         debug_assert!(matches!(kind, Kind::Plain | Kind::Hash));
         self.make_room(u64::from(kind == Kind::Plain), u64::from(weight), None);
+        debug_assert!(!self.over(u64::from(kind == Kind::Plain), u64::from(weight)), "no room after make_room");
         let s = self.alloc(kind);
         let i = s as usize;
         self.weight[i] = weight;
@@ -766,6 +768,8 @@ impl Engine {
     /// Adds a field to hash `h`.
     pub fn insert_field(&mut self, h: u32, c: Clocks, weight: u32) -> u32 {
         self.make_room(1, u64::from(weight), Some(h));
+        debug_assert!(!self.over(1, u64::from(weight)), "check_fits passed, yet no room for the field");
+        debug_assert_eq!(self.kind[h as usize], Kind::Hash, "the hash survived make_room");
         let s = self.alloc(Kind::Field);
         let i = s as usize;
         self.weight[i] = weight;
@@ -790,7 +794,9 @@ impl Engine {
         let owner = if self.kind[i] == Kind::Field { self.family[i] } else { s };
         if weight > old {
             self.make_room(0, u64::from(weight - old), Some(owner));
+            debug_assert!(!self.over(0, u64::from(weight - old)), "check_fits passed, yet no room to grow");
         }
+        debug_assert!(!matches!(self.kind[i], Kind::Free | Kind::Reserved), "overwrite of a dead slot");
         self.weight[i] = weight;
         if owner != s {
             self.weight[owner as usize] = self.weight[owner as usize] - old + weight;
@@ -948,6 +954,7 @@ impl Engine {
 
     fn release(&mut self, s: u32) {
         let i = s as usize;
+        debug_assert!(!matches!(self.kind[i], Kind::Free), "slot {s} released twice");
         self.wheel.cancel(s);
         self.times[i] = Times::EMPTY;
         self.kind[i] = Kind::Free;
@@ -1006,31 +1013,168 @@ impl Engine {
         }
     }
 
-    /// Removes everything, logging fields before their hashes.
+    /// Removes everything, logging fields before their hashes. O(live
+    /// entries): it visits the keys through the eviction queues and the
+    /// fields through their hashes, never the slots once used and freed.
+    /// Slots reserved by the host stay reserved.
     pub fn clear(&mut self) {
-        for pass in [Kind::Field, Kind::Plain, Kind::Hash] {
-            for s in 0..self.kind.len() as u32 {
-                if self.kind[s as usize] == pass {
-                    let parent = if pass == Kind::Field { self.family[s as usize] } else { NIL };
-                    self.log(s, Reason::Cleared, pass, parent);
+        let mut keys = self.policy.slots();
+        // Slot order, as before: the host sees removals in a stable order.
+        keys.sort_unstable();
+        let mut fields: Vec<u32> = Vec::new();
+        for &k in &keys {
+            if self.kind[k as usize] == Kind::Hash {
+                fields.extend(self.fields(k));
+            }
+        }
+        fields.sort_unstable();
+        for &f in &fields {
+            let parent = self.family[f as usize];
+            self.log(f, Reason::Cleared, Kind::Field, parent);
+        }
+        for pass in [Kind::Plain, Kind::Hash] {
+            for &k in &keys {
+                if self.kind[k as usize] == pass {
+                    self.log(k, Reason::Cleared, pass, NIL);
                 }
             }
         }
-        self.times.iter_mut().for_each(|t| *t = Times::EMPTY);
-        self.kind.iter_mut().for_each(|k| *k = Kind::Free);
-        self.weight.iter_mut().for_each(|w| *w = 0);
-        self.family.iter_mut().for_each(|f| *f = NIL);
+        for &f in &fields {
+            self.release(f);
+        }
+        for &k in &keys {
+            self.policy.remove(k);
+            self.release(k);
+        }
         self.hashes.clear();
         self.hash_free.clear();
-        self.wheel.clear();
+        debug_assert_eq!(self.wheel.len(), 0, "every scheduled slot was live");
         let cur = self.tick_of(self.now());
         self.wheel.reset_cursor(cur);
-        self.policy.clear();
-        self.free.clear();
-        self.high = 0;
         self.entries = 0;
         self.keys = 0;
         self.bytes = 0;
+    }
+
+    /// Checks every count and link the engine keeps against a recount from
+    /// scratch: entries, keys and bytes; the free list; each hash's field
+    /// list and weight; the eviction queues (exactly the keys); the wheel
+    /// (every live slot with a finite deadline, nothing else). O(slots): for
+    /// tests and fuzzing, after every step.
+    #[cfg(any(debug_assertions, feature = "invariants"))]
+    pub fn check_invariants(&self) -> std::result::Result<(), String> {
+        let n = self.kind.len();
+        if self.times.len() != n || self.weight.len() != n || self.family.len() != n || self.high as usize > n {
+            return Err("column lengths disagree".into());
+        }
+        let mut free = vec![false; n];
+        for &s in &self.free {
+            let i = s as usize;
+            if s >= self.high || self.kind[i] != Kind::Free || std::mem::replace(&mut free[i], true) {
+                return Err(format!("free list holds slot {s} ({:?})", self.kind.get(i)));
+            }
+        }
+        let mut hid_used = vec![false; self.hashes.len()];
+        let (mut plain, mut hashes, mut fields, mut bytes, mut scheduled) = (0u64, 0u64, 0u64, 0u64, 0usize);
+        for i in 0..n {
+            let s = i as u32;
+            let k = self.kind[i];
+            let in_wheel = self.wheel.is_scheduled(s);
+            scheduled += usize::from(in_wheel);
+            match k {
+                Kind::Free => {
+                    if s < self.high && !free[i] {
+                        return Err(format!("free slot {s} is not in the free list"));
+                    }
+                    if in_wheel || self.weight[i] != 0 || self.times[i] != Times::EMPTY {
+                        return Err(format!("free slot {s} keeps state"));
+                    }
+                    continue;
+                }
+                Kind::Reserved => {
+                    if in_wheel {
+                        return Err(format!("reserved slot {s} is in the wheel"));
+                    }
+                    continue;
+                }
+                Kind::Plain => {
+                    plain += 1;
+                    bytes += u64::from(self.weight[i]);
+                }
+                Kind::Field => {
+                    fields += 1;
+                    bytes += u64::from(self.weight[i]);
+                    let h = self.family[i] as usize;
+                    if self.kind.get(h) != Some(&Kind::Hash) {
+                        return Err(format!("field {s} has no hash"));
+                    }
+                }
+                Kind::Hash => {
+                    hashes += 1;
+                    let hid = self.family[i] as usize;
+                    if hid >= self.hashes.len() || std::mem::replace(&mut hid_used[hid], true) {
+                        return Err(format!("hash {s} has a bad or shared field list {hid}"));
+                    }
+                    let list = self.hashes[hid];
+                    let (mut f, mut count, mut w, mut prev) = (list.head, 0u32, 0u64, NIL);
+                    while f != NIL {
+                        let j = f as usize;
+                        if self.kind[j] != Kind::Field || self.family[j] != s || self.policy.links().prev(f) != prev {
+                            return Err(format!("hash {s} lists slot {f}, not its field"));
+                        }
+                        count += 1;
+                        if count > list.len {
+                            return Err(format!("hash {s}: field list longer than {}", list.len));
+                        }
+                        w += u64::from(self.weight[j]);
+                        prev = f;
+                        f = self.policy.links().next(f);
+                    }
+                    if count != list.len || list.tail != prev || count == 0 {
+                        return Err(format!("hash {s}: {count} fields linked, length {}", list.len));
+                    }
+                    if w != u64::from(self.weight[i]) {
+                        return Err(format!("hash {s}: weight {} but fields weigh {w}", self.weight[i]));
+                    }
+                }
+            }
+            if self.times[i].deadline() != NEVER && !in_wheel {
+                return Err(format!("{k:?} slot {s} has a finite deadline but is not in the wheel"));
+            }
+        }
+        let fields_listed: u64 =
+            self.hashes.iter().enumerate().filter(|(h, _)| hid_used[*h]).map(|(_, l)| u64::from(l.len)).sum();
+        if fields_listed != fields {
+            return Err(format!("{fields} field slots, {fields_listed} listed by hashes"));
+        }
+        for &hid in &self.hash_free {
+            let h = hid as usize;
+            if h >= self.hashes.len() || hid_used[h] || !self.hashes[h].is_empty() {
+                return Err(format!("free field list {hid} is in use"));
+            }
+        }
+        if (self.entries, self.keys, self.bytes) != (plain + fields, plain + hashes, bytes) {
+            return Err(format!(
+                "counts (entries, keys, bytes) = {:?}, recounted {:?}",
+                (self.entries, self.keys, self.bytes),
+                (plain + fields, plain + hashes, bytes)
+            ));
+        }
+        if self.wheel.len() != scheduled {
+            return Err(format!("wheel length {} but {scheduled} slots scheduled", self.wheel.len()));
+        }
+        let mut queued = self.policy.check()?;
+        queued.sort_unstable();
+        let mut keyed: Vec<u32> =
+            (0..n as u32).filter(|&s| matches!(self.kind[s as usize], Kind::Plain | Kind::Hash)).collect();
+        keyed.sort_unstable();
+        if queued != keyed {
+            return Err(format!("eviction queues hold {queued:?}, keys are {keyed:?}"));
+        }
+        if self.entries > self.max_entries || self.bytes > self.max_bytes {
+            return Err(format!("over the bounds: {} entries, {} bytes", self.entries, self.bytes));
+        }
+        Ok(())
     }
 
     /// A slot's clocks (snapshots).

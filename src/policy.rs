@@ -47,6 +47,7 @@ impl Policy {
 
     pub fn insert(&mut self, s: u32, to_main: bool) {
         let i = s as usize;
+        debug_assert_eq!(self.queue[i], QUEUE_NONE, "slot {} queued twice", s);
         self.freq[i] = 0;
         if to_main {
             self.queue[i] = QUEUE_MAIN;
@@ -147,14 +148,53 @@ impl Policy {
         }
     }
 
-    pub fn clear(&mut self) {
-        let n = self.queue.len();
-        self.small = List::default();
-        self.main = List::default();
-        self.links.clear();
-        self.queue.clear();
-        self.freq.clear();
-        self.grow(n);
+    /// Checks the queues' links, lengths and tags; returns the queued keys.
+    #[cfg(any(debug_assertions, feature = "invariants"))]
+    pub fn check(&self) -> std::result::Result<Vec<u32>, String> {
+        let mut out = Vec::new();
+        for (list, tag) in [(&self.small, QUEUE_SMALL), (&self.main, QUEUE_MAIN)] {
+            let (mut s, mut n, mut prev) = (list.head, 0u32, crate::list::NIL);
+            while s != crate::list::NIL {
+                if self.queue[s as usize] != tag {
+                    return Err(format!("slot {s} in queue {tag} is tagged {}", self.queue[s as usize]));
+                }
+                if self.links.prev(s) != prev {
+                    return Err(format!("slot {s}: broken back link in queue {tag}"));
+                }
+                n += 1;
+                if n > list.len {
+                    return Err(format!("queue {tag} longer than its length {}", list.len));
+                }
+                out.push(s);
+                prev = s;
+                s = self.links.next(s);
+            }
+            if n != list.len || list.tail != prev {
+                return Err(format!(
+                    "queue {tag}: {n} linked, length {}, tail mismatch {}",
+                    list.len,
+                    list.tail != prev
+                ));
+            }
+        }
+        let tagged = self.queue.iter().filter(|&&q| q != QUEUE_NONE).count();
+        if tagged != out.len() {
+            return Err(format!("{tagged} slots tagged as queued, {} in the queues", out.len()));
+        }
+        Ok(out)
+    }
+
+    /// Every queued key, in no particular order.
+    pub fn slots(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.len() as usize);
+        for list in [&self.small, &self.main] {
+            let mut s = list.head;
+            while s != crate::list::NIL {
+                out.push(s);
+                s = self.links.next(s);
+            }
+        }
+        out
     }
 
     #[cfg(test)]

@@ -169,16 +169,6 @@ impl Wheel {
         }
     }
 
-    pub fn clear(&mut self) {
-        let n = self.home.len();
-        self.buckets.iter_mut().for_each(|b| *b = List::default());
-        self.occupied = [0; LEVELS];
-        self.links.clear();
-        self.home.clear();
-        self.grow(n);
-        self.len = 0;
-    }
-
     /// Restarts the cursor (used after `clear` or when restoring).
     pub fn reset_cursor(&mut self, cur: u64) {
         debug_assert_eq!(self.len, 0);

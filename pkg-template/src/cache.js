@@ -698,8 +698,9 @@ export class TtlCache {
 
   /** Removes everything; `dispose` sees reason `"cleared"`. */
   clear() {
+    // The engine keeps our reserved slots reserved (it clears only what is
+    // live), so #spare stays valid.
     this.#e().clear();
-    this.#spare.length = 0; // the engine freed our reserved slots too
     this.#flush(this.#drain());
   }
 

@@ -471,6 +471,9 @@ impl Harness {
             }
         }
         self.reconcile(op, failed);
+        if let Err(e) = self.cache.check_invariants() {
+            panic!("invariant broken after op {op} at {}: {e}", self.now);
+        }
         if failed {
             assert_eq!(before, self.digest(), "a failed call changed the cache (op {op})");
         }
@@ -570,6 +573,7 @@ impl Harness {
     pub fn finish(&mut self) {
         self.cache.purge();
         self.reconcile(13, false);
+        self.cache.check_invariants().unwrap();
         let live = (0..KEYS).filter(|&k| self.key_live(k)).count();
         assert_eq!(self.cache.len(), live, "purge left expired keys");
         self.check();
