@@ -309,10 +309,25 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
 
     /// Writes `value` at `key`, with per-write clocks in `w`.
     ///
+    /// A relative clock (`ttl`, `idle`, and the defaults) sets the deadline
+    /// `now + ms` rounded to an `f64`. If that equals `now` (a `ttl` below the
+    /// float resolution at `now`), the deadline is not in the future: like an
+    /// `expire_at` in the past, the write stores nothing and deletes the key.
+    /// A finite `ms` whose sum overflows to infinity is a range error, never
+    /// a silent "no limit". `expire`/`hexpire` follow the same rule.
+    ///
     /// ```
     /// let mut c = lapse::TtlCache::new(0.0);
     /// c.set("k", 1, lapse::Write { ttl: Some(100.0), idle: Some(10.0), ..Default::default() }).unwrap();
     /// assert_eq!(c.ttl(&"k"), Some(10.0));
+    ///
+    /// let mut late = lapse::TtlCache::new(1.7e12); // Date.now()-like: resolution 2^-12 ms
+    /// late.set("k", 1, lapse::Write::default()).unwrap();
+    /// late.set("k", 2, lapse::Write { ttl: Some(0.0001), ..Default::default() }).unwrap();
+    /// assert!(!late.contains(&"k")); // now + 0.0001 == now: deleted
+    ///
+    /// let mut far = lapse::TtlCache::new(1.7e308);
+    /// assert!(far.set("k", 1, lapse::Write { ttl: Some(1e308), ..Default::default() }).is_err());
     /// ```
     pub fn set(&mut self, key: K, value: V, w: Write) -> Result<()> {
         self.set_sized(key, value, w, 0)

@@ -7,7 +7,7 @@
 //! lets the JS side answer `get` from a JS `Map` and shared typed-array views
 //! of the `times` and `freq` columns, without crossing into wasm.
 
-use crate::clock::{finite_time, lifetime, Clock, NEVER};
+use crate::clock::{deadline, finite_time, lifetime, Clock, NEVER};
 use crate::error::{Error, Result};
 use crate::list::{List, NIL};
 use crate::policy::Policy;
@@ -574,10 +574,11 @@ impl Engine {
             Some(v) => lifetime("idle", v)?,
             None => self.idle,
         };
+        deadline("idle", self.now(), idle)?;
         let abs = match (w.expire_at, w.ttl) {
             (Some(t), _) => finite_time("expireAt", t)?,
-            (None, Some(v)) => self.now() + lifetime("ttl", v)?,
-            (None, None) => self.now() + self.ttl,
+            (None, Some(v)) => deadline("ttl", self.now(), lifetime("ttl", v)?)?,
+            (None, None) => deadline("ttl", self.now(), self.ttl)?,
         };
         Ok(Clocks { abs, idle })
     }
@@ -902,7 +903,8 @@ impl Engine {
     /// `expire` (relative `ms`) or `expire_at` (absolute `t`), validated.
     /// `s = None` validates only. Returns whether anything changed.
     pub fn set_expiry(&mut self, s: Option<u32>, t: f64, relative: bool, cond: Option<Cond>) -> Result<bool> {
-        let at = if relative { crate::clock::delay("ms", t)? + self.now() } else { finite_time("time", t)? };
+        let at =
+            if relative { deadline("ms", self.now(), crate::clock::delay("ms", t)?)? } else { finite_time("time", t)? };
         Ok(match s {
             Some(s) => self.expire_at(s, at, cond),
             None => false,
@@ -1076,6 +1078,7 @@ impl Engine {
         }
         let mut hid_used = vec![false; self.hashes.len()];
         let (mut plain, mut hashes, mut fields, mut bytes, mut scheduled) = (0u64, 0u64, 0u64, 0u64, 0usize);
+        #[allow(clippy::needless_range_loop)] // one index into six columns
         for i in 0..n {
             let s = i as u32;
             let k = self.kind[i];

@@ -505,6 +505,8 @@ export class TtlCache {
     const old = F[t] < oldIdle ? F[t] : oldIdle;
     const vals = this.#vals;
     if (!(old > now) || (lastIdle < abs ? lastIdle : abs) < old || vals[s] instanceof Hash) return false;
+    // A finite ttl/idle that overflows the clock: the engine throws RangeError.
+    if ((abs === Infinity && ttl !== Infinity) || (lastIdle === Infinity && idle !== Infinity)) return false;
     F[t] = abs;
     F[t + 1] = now;
     F[t + 2] = idle;
@@ -530,6 +532,8 @@ export class TtlCache {
     const spare = this.#spare;
     const np = this.#np;
     if (!((lastIdle < abs ? lastIdle : abs) > now) || typeof key !== "string") return false;
+    // A finite ttl/idle that overflows the clock: the engine throws RangeError.
+    if ((abs === Infinity && ttl !== Infinity) || (lastIdle === Infinity && idle !== Infinity)) return false;
     if (spare.length === 0 || np >= this.#npCap || this.#full()) return false;
     const r = spare.pop();
     const t = this.#t + r * 3;

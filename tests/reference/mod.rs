@@ -123,14 +123,17 @@ impl Harness {
             max_bytes,
             sweep_budget,
         };
-        let mut cache = TtlCache::with_options(opts, 0.0).unwrap();
+        // Far clocks too: at 1e300 every finite ttl rounds to `now` (stores
+        // nothing), and -1e17 puts the wheel's origin where sums round.
+        let start = [0.0, 0.0, 0.0, 1.7e12, -1e17, 1e300][b.below(6) as usize];
+        let mut cache = TtlCache::with_options(opts, start).unwrap();
         let removed = Rc::new(RefCell::new(Vec::new()));
         let r = removed.clone();
         cache.on_remove(move |x| r.borrow_mut().push(x));
         Harness {
             cache,
             model: BTreeMap::new(),
-            now: 0.0,
+            now: start,
             ttl,
             idle,
             max_entries,
@@ -190,20 +193,32 @@ impl Harness {
                 w.keep_ttl = true;
                 w.idle = Some(5.0);
             }
+            // Valid, but overflows the clock when `now` is large enough.
+            9 if b.below(4) == 0 => w.ttl = Some(1.7e308),
             _ => {}
         }
         if !w.keep_ttl && b.below(3) == 0 {
-            w.idle = Some([INF, 4.0, 12.0, 30.0][b.below(4) as usize]);
+            w.idle = Some([INF, 4.0, 12.0, 30.0, 1.7e308][b.below(5) as usize]);
         }
         w
     }
 
-    fn write_valid(w: &Write) -> bool {
+    fn write_valid(&self, w: &Write) -> bool {
         let pos = |v: Option<f64>| v.is_none_or(|x| x > 0.0);
+        // The deadline rule: a finite ms whose sum with `now` overflows is an
+        // error (a sum that rounds to `now` is a valid, already-past deadline).
+        let fits = |ms: f64| ms == INF || (self.now + ms).is_finite();
+        let ttl_fits = match (w.expire_at, w.ttl) {
+            (Some(_), _) => true,
+            (None, Some(t)) => fits(t),
+            (None, None) => fits(self.ttl),
+        };
         !(w.keep_ttl && (w.ttl.is_some() || w.idle.is_some() || w.expire_at.is_some()))
             && !(w.ttl.is_some() && w.expire_at.is_some())
             && pos(w.ttl)
             && pos(w.idle)
+            && fits(w.idle.unwrap_or(self.idle))
+            && ttl_fits
     }
 
     fn resolve(&self, w: &Write, old: Option<Clk>) -> Clk {
@@ -251,7 +266,7 @@ impl Harness {
                 self.sizes.insert(v, size);
                 let r = self.cache.set_sized(k, v, w, size);
                 let fits = self.max_bytes.is_none_or(|m| u64::from(size) <= m);
-                if !Self::write_valid(&w) || is_hash || !fits {
+                if !self.write_valid(&w) || is_hash || !fits {
                     assert!(r.is_err(), "set({k}, {w:?}) should fail (hash: {is_hash})");
                     failed = true;
                 } else {
@@ -284,21 +299,27 @@ impl Harness {
                 }
             }
             7 => {
-                let ms = f64::from(b.below(50)) - 5.0;
+                let ms = if b.below(8) == 0 { 1.7e308 } else { f64::from(b.below(50)) - 5.0 };
                 let cond = [None, Some(Cond::Nx), Some(Cond::Xx), Some(Cond::Gt), Some(Cond::Lt)][b.below(5) as usize];
                 let relative = b.below(2) == 0;
                 let at = self.now + ms;
                 let r = if relative { self.cache.expire(&k, ms, cond) } else { self.cache.expire_at(&k, at, cond) };
-                let expect = self.key_live(k) && {
-                    let cur = self.model[&k].clk.abs;
-                    holds(cond, cur, at)
-                };
-                assert_eq!(r.unwrap(), expect, "expire({k}, {ms}, {cond:?})");
-                if expect {
-                    if at <= self.now {
-                        self.model.remove(&k);
-                    } else {
-                        self.model.get_mut(&k).unwrap().clk.abs = at;
+                if !at.is_finite() {
+                    // Relative: too large for the clock; absolute: not a time.
+                    assert!(r.is_err(), "expire({k}, {ms}) at {} should fail", self.now);
+                    failed = true;
+                } else {
+                    let expect = self.key_live(k) && {
+                        let cur = self.model[&k].clk.abs;
+                        holds(cond, cur, at)
+                    };
+                    assert_eq!(r.unwrap(), expect, "expire({k}, {ms}, {cond:?})");
+                    if expect {
+                        if at <= self.now {
+                            self.model.remove(&k);
+                        } else {
+                            self.model.get_mut(&k).unwrap().clk.abs = at;
+                        }
                     }
                 }
             }
@@ -321,7 +342,15 @@ impl Harness {
                 self.model.remove(&k);
             }
             10..=12 => {
-                let step = f64::from(b.below(30));
+                let mut step = f64::from(b.below(30));
+                if b.below(16) == 0 {
+                    // A huge jump (past 2^64 ms from the origin, or to 1e300):
+                    // the wheel must still sweep exactly what expired.
+                    let big = [2e19, 1e300, 9.007_199_254_740_992e15][b.below(3) as usize];
+                    if (self.now + big).is_finite() {
+                        step = big;
+                    }
+                }
                 self.now += step;
                 self.cache.tick(self.now).unwrap();
             }
@@ -349,7 +378,7 @@ impl Harness {
                 let fits = self.max_entries.is_none_or(|m| (others.len() as u64) < m)
                     && self.max_bytes.is_none_or(|m| other_bytes + u64::from(size) <= m);
                 let r = self.cache.hset_sized(k, field, v, w, size);
-                if !Self::write_valid(&w) || plain || !fits {
+                if !self.write_valid(&w) || plain || !fits {
                     assert!(r.is_err(), "hset({k}, {field:?}, {w:?}) should fail");
                     failed = true;
                 } else {
