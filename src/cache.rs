@@ -247,6 +247,10 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     fn live_or_miss(&mut self, key: &K) -> Option<u32> {
         let s = self.slot(key);
         if let Some(s) = s.filter(|&s| self.engine.is_live(s)) {
+            if self.is_hash(s) {
+                self.engine.tidy_hash(s);
+                self.drain();
+            }
             return Some(s);
         }
         self.misses += 1;

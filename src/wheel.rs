@@ -141,7 +141,7 @@ impl Wheel {
     }
 
     /// Hands out the next slot whose bucket is due at or before tick `limit`,
-    /// or `None` when nothing is due (the cursor then moves past `limit`).
+    /// or `None` when nothing is due (the cursor then rests on `limit`).
     pub fn pop(&mut self, limit: u64) -> Option<Pop> {
         loop {
             if self.cur > limit {
@@ -162,7 +162,11 @@ impl Wheel {
             match self.next_event() {
                 Some(n) if n <= limit => self.cur = n,
                 _ => {
-                    self.cur = limit.saturating_add(1).max(self.cur);
+                    // Everything due by `limit` is out, but the cursor stays
+                    // on `limit`: a slot scheduled later at that tick (a
+                    // deadline a fraction of a tick ahead) is due at the next
+                    // pop at the same limit, so a purge is exact.
+                    self.cur = limit.max(self.cur);
                     return None;
                 }
             }
