@@ -1054,31 +1054,19 @@ impl Engine {
     /// fields through their hashes, never the slots once used and freed.
     /// Slots reserved by the host stay reserved.
     pub fn clear(&mut self) {
-        let mut keys = self.policy.slots();
-        // Slot order, as before: the host sees removals in a stable order.
-        keys.sort_unstable();
-        let mut fields: Vec<u32> = Vec::new();
-        for &k in &keys {
+        // Queue order, each hash's fields just before it. (No sort: the
+        // order of "cleared" removals is unspecified, and a sort costs wasm.)
+        for k in self.policy.slots() {
             if self.kind[k as usize] == Kind::Hash {
-                fields.extend(self.fields(k));
-            }
-        }
-        fields.sort_unstable();
-        for &f in &fields {
-            let parent = self.family[f as usize];
-            self.log(f, Reason::Cleared, Kind::Field, parent);
-        }
-        for pass in [Kind::Plain, Kind::Hash] {
-            for &k in &keys {
-                if self.kind[k as usize] == pass {
-                    self.log(k, Reason::Cleared, pass, NIL);
+                let hid = self.family[k as usize] as usize;
+                while let Some(f) = self.policy.links_mut().pop_front(&mut self.hashes[hid]) {
+                    self.log(f, Reason::Cleared, Kind::Field, k);
+                    self.release(f);
                 }
+                self.log(k, Reason::Cleared, Kind::Hash, NIL);
+            } else {
+                self.log(k, Reason::Cleared, Kind::Plain, NIL);
             }
-        }
-        for &f in &fields {
-            self.release(f);
-        }
-        for &k in &keys {
             self.policy.remove(k);
             self.release(k);
         }

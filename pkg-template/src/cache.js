@@ -1365,6 +1365,13 @@ class Writer {
     stack.push(v);
     if (p === Array.prototype && Array.isArray(v)) {
       const n = v.length;
+      // The format holds an array's elements only: named properties would be
+      // dropped. Object.keys lists indices first, so the last key tells.
+      const keys = Object.keys(v);
+      const last = keys.length === 0 ? undefined : keys[keys.length - 1];
+      if (last !== undefined && !(String(+last) === last && +last < n)) {
+        throw new NoData("it is an array with named properties");
+      }
       this.u8(F_ARRAY);
       this.varint(n);
       for (let i = 0; i < n; i++) this.value(v[i], depth + 1);
