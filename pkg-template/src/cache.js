@@ -73,6 +73,9 @@ function grow(a, cap) {
 class Hash {
   constructor() {
     this.fields = new Map();
+    // A field slot last seen live with the latest deadline: while it lives,
+    // the hash is live without a scan of its fields (see #liveKey).
+    this.witness = -1;
   }
 }
 
@@ -399,8 +402,26 @@ export class TtlCache {
     if (!this.#live(s)) return false;
     const v = this.#vals[s];
     if (!(v instanceof Hash)) return true;
-    for (const f of v.fields.values()) if (this.#live(f)) return true;
-    return false;
+    // Scanning the fields in insertion order on every access cost O(dead
+    // fields) each time the old ones had expired unswept (issue 13). The
+    // witness makes that one scan per witness lifetime: it is the field with
+    // the latest deadline seen, so it goes last of those it was chosen among.
+    const w = v.witness;
+    if (w >= 0 && this.#live(w) && v.fields.get(this.#keys[w]) === w) return true;
+    const now = this.#now;
+    let best = -1;
+    let latest = now;
+    for (const f of v.fields.values()) {
+      const t = this.#t + f * 3;
+      const idle = F64[t + 1] + F64[t + 2];
+      const d = F64[t] < idle ? F64[t] : idle;
+      if (d > latest) {
+        latest = d;
+        best = f;
+      }
+    }
+    v.witness = best;
+    return best >= 0;
   }
 
   /** The slot of `key`, live or not yet swept; `undefined` if none (or a ghost). */
