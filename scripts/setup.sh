@@ -7,6 +7,7 @@
 #   - wasm-bindgen-cli == the wasm-bindgen crate   (cargo install, version from Cargo.lock)
 #   - wasm-pack                                    (cargo install)
 #   - chromium + chromium-driver                   (Debian apt, only if missing)
+#   - redis-server                                 (Debian apt, only if missing; lapse/redis tests)
 #   - node_modules from package-lock.json          (npm ci; done by the Makefile, see `node_modules/.package-lock.json`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -66,6 +67,20 @@ else
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update
   $sudo apt-get install -y --no-install-recommends chromium chromium-driver
+fi
+
+# --- redis-server (Debian) for the lapse/redis tests ------------------------------
+if command -v redis-server >/dev/null 2>&1; then
+  say "redis-server: present"
+else
+  say "installing redis-server (apt)"
+  sudo=""
+  if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update
+  $sudo apt-get install -y --no-install-recommends redis-server
+  # The package starts a system service on 6379; the tests run their own servers.
+  $sudo service redis-server stop >/dev/null 2>&1 || true
 fi
 
 say "toolchain ready"
