@@ -24,7 +24,7 @@ function ttlOption(ttl) {
  */
 export class KeyvLapse {
   #cache;
-  /** Keyv reads this for its own checks; the cache's options. */
+  /** Read by Keyv 5's adapter checks. */
   opts;
 
   /** `options`: any `TtlCache` options, or `{ cache }` to wrap an existing `TtlCache`. */
@@ -37,7 +37,8 @@ export class KeyvLapse {
     } else {
       this.#cache = new TtlCache(options);
     }
-    this.opts = { ...options, dialect: "lapse" };
+    // Keyv 5 reads `opts.dialect` and `opts.url` (as strings) to decide whether a store is iterable.
+    this.opts = { dialect: "lapse", url: "lapse://memory" };
     // No `namespace` property here: Keyv 6 reads one as "the store prefixes keys
     // itself". Keyv 5 sets it (and prefixes keys with "ns:"), which scopes clear().
   }
