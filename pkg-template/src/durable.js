@@ -42,11 +42,8 @@ export class DurableCache {
   #codec;
   #ttl = Infinity;
   #idle = Infinity;
-  /** True while rows are being replayed into the cache (nothing is written back). */
-  #replaying = false;
   /** The alarm time last set, so re-arming after a write is one comparison. */
   #armedAt = Infinity;
-  #dispose;
 
   /**
    * `options`: every `TtlCache` option (`ttl`, `idle`, `maxEntries`,
@@ -68,12 +65,19 @@ export class DurableCache {
     for (const k of Object.keys(options)) if (!OWN_OPTIONS.has(k)) local[k] = options[k];
     const userClock = local.clock ?? Date.now;
     const userDispose = local.dispose;
-    let replayAt = null;
-    this.#dispose = userDispose;
+    this.#ctx = ctx;
+    this.#sql = ctx.storage.sql;
+    this.#codec = codec;
+    this.#sql.exec(
+      `CREATE TABLE IF NOT EXISTS ${TABLE} (key TEXT NOT NULL, kind INTEGER NOT NULL, field TEXT NOT NULL, value TEXT, abs REAL, last REAL NOT NULL, idle REAL, PRIMARY KEY (key, kind, field))`,
+    );
+    const rows = this.#sql.exec(`SELECT key, kind, field, value, abs, last, idle FROM ${TABLE} ORDER BY last`).toArray();
+    // During the replay the clock starts at the oldest last access (the cache
+    // reads it as it is built), and tick(t) walks it forward row by row; then
+    // it follows the host's clock.
+    let replayAt = rows.length > 0 ? rows[0].last : null;
     this.#cache = new TtlCache({
       ...local,
-      // During the replay the clock stands at the oldest last access, and
-      // tick(t) walks it forward row by row; then it follows the host's.
       clock: () => replayAt ?? userClock(),
       dispose: (value, key, reason, field) => {
         this.#forget(key, reason, field);
@@ -82,20 +86,10 @@ export class DurableCache {
     });
     if (typeof local.ttl === "number") this.#ttl = local.ttl;
     if (typeof local.idle === "number") this.#idle = local.idle;
-    this.#ctx = ctx;
-    this.#sql = ctx.storage.sql;
-    this.#codec = codec;
-    this.#sql.exec(
-      `CREATE TABLE IF NOT EXISTS ${TABLE} (key TEXT NOT NULL, kind INTEGER NOT NULL, field TEXT NOT NULL, value TEXT, abs REAL, last REAL NOT NULL, idle REAL, PRIMARY KEY (key, kind, field))`,
-    );
-    const rows = this.#sql.exec(`SELECT key, kind, field, value, abs, last, idle FROM ${TABLE} ORDER BY last`).toArray();
     if (rows.length > 0) {
-      replayAt = rows[0].last;
-      this.#replaying = true;
       try {
         this.#replay(rows);
       } finally {
-        this.#replaying = false;
         replayAt = null;
       }
     }
