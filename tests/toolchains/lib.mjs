@@ -3,7 +3,7 @@
 // Each app in tests/toolchains/apps/<name>/ is the smallest realistic project
 // for one toolchain: its own package.json + package-lock.json (toolchain
 // versions pinned there), its sources, and NO lapse-specific configuration.
-// prepareApp() lays it out in build/toolchains/<name>/, runs `npm ci` there
+// prepareApp() lays it out in ~/.cache/lapse-toolchains/<checkout>/<name>/, runs `npm ci` there
 // only when the lockfile (or Node's major version) changed since the last run
 // (node_modules is the cache between runs on one machine; npm itself reads the
 // shared ~/.npm cache), copies the sources afresh, drops every bundler cache,
@@ -15,6 +15,7 @@ import { createServer } from "node:http";
 import {
   appendFileSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync,
 } from "node:fs";
+import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import sirv from "sirv";
@@ -25,7 +26,18 @@ export { freePort, waitForHttp };
 const here = dirname(fileURLToPath(import.meta.url));
 export const repo = resolve(here, "..", "..");
 export const apps = join(here, "apps");
-export const work = resolve(process.env.LAPSE_TOOLCHAINS_DIR ?? join(repo, "build", "toolchains"));
+// Outside the repository: a toolchain that looks upwards for a project root
+// (Next.js picks the topmost lockfile) must find only the app's own, as in a
+// user's project. Under ~/.cache, so `make clean` keeps the installed
+// node_modules; one folder per checkout.
+export const work = resolve(
+  process.env.LAPSE_TOOLCHAINS_DIR ??
+    join(
+      process.env.XDG_CACHE_HOME ?? join(homedir(), ".cache"),
+      "lapse-toolchains",
+      createHash("sha256").update(repo).digest("hex").slice(0, 12),
+    ),
+);
 const timings = join(work, "timings.log");
 
 /** The packed tarball: $LAPSE_TARBALL, else the one `make pack` left in build/. */
@@ -37,7 +49,7 @@ export function tarball() {
   return join(dir, found[0]);
 }
 
-/** Appends a timing line to build/toolchains/timings.log and prints it. */
+/** Appends a timing line to <work folder>/timings.log and prints it. */
 export function note(line) {
   mkdirSync(work, { recursive: true });
   const l = `${new Date().toISOString()} ${line}`;
@@ -181,7 +193,7 @@ function lockKey(src) {
 const BUILD_DIRS = ["dist", ".next", ".parcel-cache", "node_modules/.vite", "node_modules/.cache", "node_modules/lapse"];
 
 /**
- * Lays out app `name` in build/toolchains/<name>/ with the packed lapse
+ * Lays out app `name` in the work folder with the packed lapse
  * installed; returns its path. Cached node_modules are reused when the
  * lockfile is unchanged.
  */

@@ -13,28 +13,28 @@ export async function openPage(url, { waitMs = 60_000, reloads = 0 } = {}) {
   const problems = collectProblems(page);
   const requests = [];
   page.on("request", (r) => requests.push(r.url()));
-  // The verdict, or null once the page has thrown (an app that failed to load
-  // lapse never sets one: no need to wait out the timeout).
-  const verdict = () => {
-    let onError;
-    const failed = new Promise((r) => {
-      onError = () => setTimeout(() => r(null), 2_000);
-      page.once("pageerror", onError);
-    });
-    const set = page
-      .waitForFunction(() => window.__lapse, null, { timeout: waitMs })
-      .then((h) => h.jsonValue())
-      .catch(() => null);
-    return Promise.race([set, failed]).finally(() => page.off("pageerror", onError));
-  };
+  // The verdict, or null soon after the page has thrown (an app that failed
+  // to load lapse never sets one: no need to wait out the timeout). The error
+  // promise is made before navigating, so an error during load counts.
+  const nextError = () => new Promise((r) => page.once("pageerror", r));
+  const verdict = (error) =>
+    Promise.race([
+      page
+        .waitForFunction(() => window.__lapse, null, { timeout: waitMs })
+        .then((h) => h.jsonValue())
+        .catch(() => null),
+      error.then(() => new Promise((r) => setTimeout(() => r(null), 2_000))),
+    ]);
   try {
+    let error = nextError();
     await page.goto(url, { waitUntil: "load", timeout: waitMs });
-    let result = await verdict();
+    let result = await verdict(error);
     // A dev server may reload the page once it has optimized dependencies;
     // the verdict that counts is the one after that.
     for (let i = 0; i < reloads && result === null; i++) {
+      error = nextError();
       await page.reload({ waitUntil: "load", timeout: waitMs });
-      result = await verdict();
+      result = await verdict(error);
     }
     const body = await page.evaluate(() => document.body?.dataset.lapse ?? null).catch(() => null);
     return { result, body, problems, requests };
