@@ -3,8 +3,8 @@ const { test } = require("node:test");
 const assert = require("node:assert/strict");
 const { spawnSync } = require("node:child_process");
 
-test("node CJS: require resolves to dist/node.cjs", () => {
-  assert.match(require.resolve("lapse"), /[\\/]node_modules[\\/]lapse[\\/]dist[\\/]node\.cjs$/);
+test("node CJS: require resolves to dist/lapse.cjs", () => {
+  assert.match(require.resolve("lapse"), /[\\/]node_modules[\\/]lapse[\\/]dist[\\/]lapse\.cjs$/);
 });
 
 test("node CJS: require('lapse') gives a working TtlCache", async () => {
