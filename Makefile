@@ -3,7 +3,8 @@
 #   make demo    build, then serve www/ (+ the package) on http://127.0.0.1:$PORT (default 8080)
 #   make test    everything: cargo test, wasm-pack tests (Node + headless Chromium),
 #                tsc on the packed types, node --test against the packed tarball
-#                (Node ESM/CJS, workerd, Chromium import map, esbuild, Vite)
+#                (Node ESM/CJS, workerd, Chromium import map, esbuild, Vite), and
+#                toolchain apps (Jest, Vitest, Bun, Deno, wrangler: make test-runtimes)
 #   make build   cargo (release) -> wasm-bindgen -> wasm-opt -> pkg/ ; prints the gzipped
 #                download of a browser app and fails over SIZE_LIMIT
 #   make setup   install what is missing (run by the targets above)
@@ -47,12 +48,12 @@ JS_TESTS = $(shell cd $(CONSUMER) && find tests -type f \( -name '*.test.mjs' -o
 JS_TEST_TIMEOUT_MS ?= 180000
 
 .PHONY: all setup tools build pack consumer demo test test-rust test-wasm test-wasm-node \
-        test-wasm-chrome test-types test-js bench fuzz clean distclean help
+        test-wasm-chrome test-types test-js test-runtimes bench fuzz clean distclean help
 
 all: build
 
 help:
-	@sed -n '2,13p' Makefile | sed 's/^# \{0,1\}//'
+	@sed -n '2,14p' Makefile | sed 's/^# \{0,1\}//'
 
 # ---------------------------------------------------------------- setup
 setup: tools fuzz-tools $(NPM_STAMP)
@@ -124,6 +125,7 @@ test: setup build
 	$(SUB_MAKE) test-fuzz
 	$(SUB_MAKE) test-wasm
 	$(SUB_MAKE) test-types
+	$(SUB_MAKE) test-runtimes
 	$(SUB_MAKE) test-js
 
 test-rust: | tools
@@ -145,6 +147,14 @@ test-types: consumer
 
 test-js: consumer
 	cd $(CONSUMER) && timeout 1500 node --test --test-timeout=$(JS_TEST_TIMEOUT_MS) $(JS_TESTS)
+
+# Toolchain apps (tests/runtimes/apps/<app>/, one *.tool.mjs each): Node ESM and
+# CJS, Jest 30 (jsdom + node), Vitest, Bun (run + build), Deno, wrangler dev.
+# Each installs its pinned toolchain from its committed package-lock.json into
+# build/runtimes/<app>/ (kept until the lockfile changes) and the packed tarball.
+RUNTIME_TESTS = $(sort $(wildcard tests/runtimes/*.tool.mjs))
+test-runtimes: pack
+	timeout 2400 node --test --test-timeout=900000 $(RUNTIME_TESTS)
 
 # ---------------------------------------------------------------- demo
 demo: setup build
