@@ -110,6 +110,9 @@ copyFileSync(r("LICENSE"), join(out, "LICENSE"));
 // The full API reference (the lead's API.md at the repo root), when present.
 const hasApiDoc = existsSync(r("API.md"));
 if (hasApiDoc) copyFileSync(r("API.md"), join(out, "API.md"));
+// API.md links to the snapshot format: ship it, so every link resolves in the package.
+const hasSnapshotDoc = existsSync(r("SNAPSHOT.md"));
+if (hasSnapshotDoc) copyFileSync(r("SNAPSHOT.md"), join(out, "SNAPSHOT.md"));
 
 const entries = ["./dist/lapse.js", "./dist/lapse.cjs", "./dist/workerd.js"];
 const pkg = {
@@ -138,7 +141,7 @@ const pkg = {
     "./lapse_bg.wasm": "./dist/lapse_bg.wasm",
     "./package.json": "./package.json",
   },
-  files: ["dist/", "index.d.ts", "index.d.cts", "README.md", "LICENSE", ...(hasApiDoc ? ["API.md"] : [])],
+  files: ["dist/", "index.d.ts", "index.d.cts", "README.md", "LICENSE", ...(hasApiDoc ? ["API.md"] : []), ...(hasSnapshotDoc ? ["SNAPSHOT.md"] : [])],
   // The entries instantiate the wasm when evaluated: a bundler must never skip
   // them (glue.js and cache.js are pure module definitions).
   sideEffects: entries,
