@@ -37,7 +37,7 @@ CACHE_JS ?= pkg-template/src/cache.js
 
 RUST_SRC := Cargo.toml $(wildcard Cargo.lock) $(shell find src -type f -name '*.rs' 2>/dev/null)
 PKG_INPUTS := $(shell find pkg-template -type f ! -name cache.js 2>/dev/null) \
-              LICENSE $(wildcard API.md) scripts/assemble.mjs
+              LICENSE $(wildcard API.md) $(wildcard SNAPSHOT.md) scripts/assemble.mjs
 
 # Features the rustc (>= 1.82) wasm32-unknown-unknown output uses by default;
 # wasm-opt must be told, or it rejects the module / lowers nothing it could keep.

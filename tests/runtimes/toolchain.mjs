@@ -101,6 +101,9 @@ export function prepareApp(name, { smokeTo = ["."] } = {}) {
   }
   const r = run("npm", ["install", "--no-save", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error", tarball()], { cwd: dst });
   if (!existsSync(join(dst, "node_modules", "lapse", "package.json"))) throw new Error(`lapse not installed in ${dst}`);
+  process.stderr.write(
+    `${name}: ${fresh ? `toolchain installed in ${installMs} ms` : "toolchain kept from the last run"}, lapse installed in ${r.ms} ms\n`,
+  );
   return { dir: dst, installMs, lapseMs: r.ms, fresh };
 }
 
