@@ -1,14 +1,16 @@
-// Harness of the toolchain matrix (tests/toolchains/*.test.mjs).
+// Harness of the toolchain matrix (tests/toolchains/*.tool.mjs, `make
+// test-toolchains`).
 //
 // Each app in tests/toolchains/apps/<name>/ is the smallest realistic project
 // for one toolchain: its own package.json + package-lock.json (toolchain
 // versions pinned there), its sources, and NO lapse-specific configuration.
-// prepareApp() lays it out in ~/.cache/lapse-toolchains/<checkout>/<name>/, runs `npm ci` there
-// only when the lockfile (or Node's major version) changed since the last run
-// (node_modules is the cache between runs on one machine; npm itself reads the
-// shared ~/.npm cache), copies the sources afresh, drops every bundler cache,
-// and installs the packed tarball (build/lapse-*.tgz, `make pack`) with
-// `npm install`, as a user would.
+// prepareApp() lays it out in ~/.cache/lapse-toolchains/<checkout>/<name>/,
+// installs the lockfile there only when it (or Node's major version) changed
+// since the last run (that node_modules is the cache between runs on one
+// machine; npm itself reads the shared ~/.npm cache), copies the sources
+// afresh, drops every bundler cache and output, and installs the packed
+// tarball (build/lapse-*.tgz, `make pack`; or $LAPSE_TARBALL) with
+// `npm install --no-save`, as a user would.
 import { spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createServer } from "node:http";
