@@ -64,6 +64,7 @@ if (!glue.includes("function initSync(") || !glue.includes("__wbg_init as defaul
   die(`${args.glue} does not look like wasm-bindgen --target web output`);
 }
 glue = cutAsyncInit(glue);
+glue = slimGlue(glue);
 glue = textCodecFallbacks(glue) + glue;
 writeFileSync(join(dist, "glue.js"), glue);
 const wasm = readFileSync(r(args.wasm));
@@ -168,6 +169,28 @@ function cutAsyncInit(src) {
   cut("let __wbg_init_promise;", "export { initSync, __wbg_init as default };");
   src = src.replace("export { initSync, __wbg_init as default };", "export { initSync };");
   if (/import\.meta|fetch\(|__wbg_init\b/.test(src)) die("glue: async init not fully removed");
+  return src;
+}
+
+// Bytes every browser app downloads, for paths lapse never takes: the
+// decoder's Safari workaround for decoding over 2 GB in total (lapse decodes
+// only error messages), and initSync's warning for a deprecated call form
+// (lapse.js and workerd.js pass { module }). Each cut only if the code is
+// there as expected: a wasm-bindgen upgrade that changes it costs bytes, not
+// correctness. The decoder is also created lazily, at the first message.
+function slimGlue(src) {
+  const a = src.indexOf("let cachedTextDecoder = new TextDecoder(");
+  const b = src.indexOf("let WASM_VECTOR_LEN", a);
+  if (a >= 0 && b > a && /function decodeText\(bytes\)/.test(src.slice(a, b))) {
+    src = src.slice(0, a) +
+      "let cachedTextDecoder;\n" +
+      "function decodeText(bytes) {\n" +
+      "    if (!cachedTextDecoder) cachedTextDecoder = new TextDecoder('utf-8', { ignoreBOM: true });\n" +
+      "    return cachedTextDecoder.decode(bytes);\n" +
+      "}\n\n" + src.slice(b);
+  }
+  const warn = /( {4}if \(module !== undefined\) \{\n {8}if \(Object\.getPrototypeOf\(module\) === Object\.prototype\) \{\n {12}\(\{module\} = module\)\n {8}\} else \{\n {12}console\.warn\('using deprecated parameters for `initSync\(\)`; pass a single object instead'\)\n {8}\}\n {4}\}\n)/;
+  src = src.replace(warn, "    ({ module } = module);\n");
   return src;
 }
 
