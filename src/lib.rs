@@ -38,6 +38,8 @@ mod wheel;
 mod binding;
 
 pub use cache::{Removed, Stats, TtlCache};
-pub use clock::{Clock, NEVER};
+pub use clock::{Clock, TimeSource, NEVER};
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+pub use clock::{MonotonicClock, SystemClock};
 pub use engine::{Cond, Counters, Options, Reason, Write};
 pub use error::{Error, Result};

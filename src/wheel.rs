@@ -39,6 +39,10 @@ pub(crate) struct Wheel {
     /// `level * 64 + index` of the bucket holding each slot, or `NONE`.
     home: Vec<u16>,
     len: usize,
+    /// The earliest tick asked for that was already behind the cursor (its
+    /// slot went to the cursor's bucket), since the cursor last moved; for
+    /// [`Wheel::first_tick`], which must not report a later tick than that.
+    late: u64,
 }
 
 fn group(t: u64, level: usize) -> usize {
@@ -64,6 +68,7 @@ impl Default for Wheel {
             links: Links::default(),
             home: Vec::new(),
             len: 0,
+            late: u64::MAX,
         }
     }
 }
@@ -86,6 +91,9 @@ impl Wheel {
     /// already passed is treated as the current one.
     pub fn schedule(&mut self, s: u32, t: u64) {
         debug_assert!(!self.is_scheduled(s));
+        if t < self.cur {
+            self.late = self.late.min(t);
+        }
         let t = t.max(self.cur);
         let diff = t ^ self.cur;
         let level = if diff == 0 { 0 } else { (63 - diff.leading_zeros() as usize) / BITS as usize };
@@ -139,6 +147,29 @@ impl Wheel {
         best
     }
 
+    /// A tick at or before the earliest tick any scheduled slot was scheduled
+    /// for: the start of the earliest occupied bucket (the cursor's own
+    /// buckets included), or an earlier tick that was clamped to the cursor.
+    /// `None` when nothing is scheduled. O(levels).
+    pub fn first_tick(&self) -> Option<u64> {
+        let mut best: Option<u64> = None;
+        for level in 0..LEVELS {
+            let g = group(self.cur, level);
+            // Buckets before the cursor's group are empty: the cursor only
+            // moves past a bucket once it is.
+            let mask = self.occupied[level] & (!0u64 << g);
+            if mask != 0 {
+                let b = mask.trailing_zeros() as u64;
+                let start = above(self.cur, level) | (b << (BITS as usize * level));
+                best = Some(best.map_or(start, |x| x.min(start)));
+            }
+        }
+        if self.occupied[0] & (1 << group(self.cur, 0)) != 0 {
+            best = best.map(|x| x.min(self.late));
+        }
+        best
+    }
+
     /// Hands out the next slot whose bucket is due at or before tick `limit`,
     /// or `None` when nothing is due (the cursor then moves past `limit`).
     pub fn pop(&mut self, limit: u64) -> Option<Pop> {
@@ -158,6 +189,8 @@ impl Wheel {
             if self.occupied[0] & (1 << g) != 0 {
                 return Some(Pop::Due(self.take(0, g)));
             }
+            // The cursor's level-0 bucket is empty: no clamped slot is left.
+            self.late = u64::MAX;
             match self.next_event() {
                 Some(n) if n <= limit => self.cur = n,
                 _ => {
@@ -176,12 +209,14 @@ impl Wheel {
         self.home.clear();
         self.grow(n);
         self.len = 0;
+        self.late = u64::MAX;
     }
 
     /// Restarts the cursor (used after `clear` or when restoring).
     pub fn reset_cursor(&mut self, cur: u64) {
         debug_assert_eq!(self.len, 0);
         self.cur = cur;
+        self.late = u64::MAX;
     }
 
     pub fn memory(&self) -> usize {
@@ -277,5 +312,25 @@ mod tests {
         }
         seen += w.drain(u64::MAX, &ticks).len();
         assert_eq!(seen, n as usize);
+    }
+
+    #[test]
+    fn first_tick_is_at_or_before_every_scheduled_tick() {
+        let mut w = Wheel::default();
+        w.grow(8);
+        assert_eq!(w.first_tick(), None);
+        w.schedule(0, 300_000);
+        w.schedule(1, 5000);
+        let f = w.first_tick().unwrap();
+        assert!(f <= 5000 && f > 0, "{f}");
+        assert_eq!(w.pop(100), None); // the cursor moves to 101
+        w.schedule(2, 40); // already behind the cursor: clamped to it
+        assert_eq!(w.first_tick(), Some(40));
+        assert_eq!(w.pop(101), Some(Pop::Due(2)));
+        let f = w.first_tick().unwrap();
+        assert!(f > 101 && f <= 5000, "{f}");
+        w.cancel(0);
+        w.cancel(1);
+        assert_eq!(w.first_tick(), None);
     }
 }
