@@ -121,13 +121,6 @@ impl RawEngine {
     /// JS reads its clock lazily and writes the reading to `now` rather than
     /// making a call for it; the engine catches up here.
     fn call<T>(&mut self, f: impl FnOnce(&mut Engine) -> T) -> T {
-        self.run(None, f)
-    }
-
-    /// `call`, then the write-time reclaim: what queued inserts owe plus
-    /// `extra`, after `f`, so `f` never meets a slot JS looked up that the
-    /// reclaim removed.
-    fn run<T>(&mut self, pay: Option<u64>, f: impl FnOnce(&mut Engine) -> T) -> T {
         self.e.log.clear();
         // JS only writes finite readings; an earlier one is ignored.
         let _ = self.e.advance(*self.now);
@@ -137,14 +130,22 @@ impl RawEngine {
         }
         self.owed = self.owed.saturating_add(RECLAIM * n as u64);
         let r = f(&mut self.e);
-        if let Some(extra) = pay {
+        self.publish();
+        r
+    }
+
+    /// `call`, then, if `f` succeeded, the write-time reclaim: what queued
+    /// inserts owe plus `extra`. After `f`, so `f` never meets a slot JS
+    /// looked up that the reclaim removed; never after a failure, which JS
+    /// does not drain.
+    fn run<T>(&mut self, extra: u64, f: impl FnOnce(&mut Engine) -> Result<T, Error>) -> Result<T, Error> {
+        self.call(|e| f(e)).inspect(|_| {
             let want = self.owed.saturating_add(extra);
             let done = self.e.reclaim(want);
             // Nothing removed: nothing is due, so nothing is owed.
             self.owed = if done == 0 { 0 } else { want - done };
-        }
-        self.publish();
-        r
+            self.publish();
+        })
     }
 
     fn publish(&mut self) {
@@ -231,7 +232,7 @@ impl RawEngine {
     /// Links queued inserts and pays their write-time reclaim (JS calls this
     /// when its clock moves, at the start of a method, before any lookup).
     pub fn reclaim(&mut self) {
-        self.run(Some(0), |_| ());
+        let _ = self.run(0, |_| Ok(()));
     }
 
     /// Reserves up to `n` free slots for batched inserts; JS reads them from
@@ -279,7 +280,7 @@ impl RawEngine {
     pub fn write(&mut self, s: u32, flags: u32, ttl: f64, idle: f64, at: f64, weight: f64) -> u32 {
         let r = Self::weight(weight).and_then(|w| {
             let opts = write_opts(flags, ttl, idle, at);
-            self.run(Some(RECLAIM), |e| e.write(Self::slot(s), &opts, w, flags & TO_MAIN != 0))
+            self.run(RECLAIM, |e| e.write(Self::slot(s), &opts, w, flags & TO_MAIN != 0))
         });
         self.settle(r)
     }
@@ -292,7 +293,7 @@ impl RawEngine {
         let mut hs = NIL;
         let r = Self::weight(weight).and_then(|w| {
             let opts = write_opts(flags, ttl, idle, at);
-            self.run(Some(RECLAIM), |e| {
+            self.run(RECLAIM, |e| {
                 let r = e.hwrite(Self::slot(h), Self::slot(f), &opts, w, flags & TO_MAIN != 0);
                 // The field's hash, read before the reclaim changes anything.
                 if let Ok(Some(f)) = r {
