@@ -398,12 +398,15 @@ impl Engine {
     }
 
     /// A time at or before the earliest deadline held (`NEVER` if none),
-    /// from the wheel's earliest occupied bucket: a slot due at tick `t` has
-    /// a deadline in `(origin + t - 1, origin + t]`.
+    /// from the wheel's earliest occupied bucket. A slot due at tick `t` has
+    /// its deadline in `(origin + t - 1, origin + t]`, exactly `origin + t`
+    /// when deadlines are whole ms from `origin` (`Date.now()` and whole
+    /// `ttl`s): then the bound is the bucket's start, and a host that ticks
+    /// at it always makes progress (the bucket is split or swept).
     pub fn next_expiry(&self) -> f64 {
         match self.wheel.first_tick() {
             None => NEVER,
-            Some(t) => self.origin + t as f64 - 1.0,
+            Some(t) => self.origin + t as f64 - if self.wheel.has_fractional() { 1.0 } else { 0.0 },
         }
     }
 
@@ -486,8 +489,9 @@ impl Engine {
         }
         // At its own (past) deadline's tick, which the wheel clamps to its
         // cursor: `next_expiry` must not report later than that deadline.
-        let due = self.tick_ceil(self.times[h as usize].deadline()).min(self.tick_floor(self.now()));
-        self.wheel.schedule(h, due);
+        let d = self.times[h as usize].deadline();
+        let due = self.tick_ceil(d).min(self.tick_floor(self.now()));
+        self.wheel.schedule(h, due, (d - self.origin).fract() != 0.0);
         n
     }
 
@@ -496,7 +500,7 @@ impl Engine {
         let d = self.times[s as usize].deadline();
         if d != NEVER {
             let t = self.tick_ceil(d);
-            self.wheel.schedule(s, t);
+            self.wheel.schedule(s, t, (d - self.origin).fract() != 0.0);
         }
     }
 
