@@ -353,8 +353,9 @@ export class TtlCache {
     if (!(t > this.#now)) return;
     this.#now = t;
     if (this.#np !== 0 || this.#owes) {
+      const e = this.#e(); // hands over the queued inserts, which then owe
       this.#owes = false;
-      this.#e().reclaim();
+      e.reclaim();
       this.#flush(this.#drain());
     }
   }
