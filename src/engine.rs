@@ -397,6 +397,16 @@ impl Engine {
         self.clock.advance(now)
     }
 
+    /// [`advance`](Self::advance) for a time already known to be finite
+    /// (the JS binding's clock cell): no error path to carry.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    pub fn catch_up(&mut self, now: f64) {
+        if now > self.clock.now() && now < NEVER {
+            // Finite and later: cannot fail.
+            let _ = self.clock.advance(now);
+        }
+    }
+
     /// A time at or before the earliest deadline held (`NEVER` if none),
     /// from the wheel's earliest occupied bucket. A slot due at tick `t` has
     /// its deadline in `(origin + t - 1, origin + t]`, exactly `origin + t`
