@@ -265,6 +265,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
     fn the_std_sources_read_sensible_times() {
         let wall = SystemClock.now_ms();
         let mono = MonotonicClock::from_system();

@@ -1,6 +1,7 @@
 //! The native clock sources: a cache built `with_clock` follows its source
 //! with no `tick`, never runs backwards, reclaims expired entries on writes
 //! (none with `sweep_budget: Some(0)`), and reports `next_expiry`.
+#![cfg(not(all(target_arch = "wasm32", target_os = "unknown")))] // std time sources
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
