@@ -121,17 +121,6 @@ function condCode(cond) {
   return c;
 }
 
-function checkOptions(arg, opts, allowed) {
-  if (opts === null || typeof opts !== "object" || Array.isArray(opts)) {
-    throw new TypeError(`${arg}: must be an object, got ${describe(opts)}`);
-  }
-  // for-in, not Object.keys: this runs on every write with options, and
-  // must not allocate.
-  for (const k in opts) {
-    if (!allowed.has(k)) throw unknownOption(arg, k, allowed);
-  }
-}
-
 // lru-cache (v11) option names, with what a user moving to lapse should use
 // instead. Consulted only when an option is rejected, so a migrating user's
 // `{ max: 100 }` fails with a pointer rather than a bare "unknown option".
@@ -154,8 +143,8 @@ const LRU_CTOR_HINTS = {
   memoMethod: "none: use get() and set(), or fetch(key, loader)",
   noDeleteOnFetchRejection: "none needed: a failed load removes nothing",
   allowStaleOnFetchRejection: "use grace (ms an expired value stays available to fetch() if its loader fails)",
-  allowStaleOnFetchAbort: "none: a loader's signal aborts only when a write, delete, eviction or clear of the key supersedes the load",
-  ignoreFetchAbort: "none: a superseded load's result goes to its waiters and is not stored",
+  allowStaleOnFetchAbort: "none: grace serves an expired value only when a loader fails",
+  ignoreFetchAbort: "none: a load superseded by a write, delete, eviction or clear of its key still resolves its waiters, and is not stored",
   backgroundFetchSize: "none: a running load takes no room in the cache",
   perf: "use clock: () => number (or now: number for a manual clock moved by tick(t))",
 };
@@ -172,6 +161,17 @@ function unknownOption(arg, k, allowed) {
   const hints = allowed === CTOR_OPTIONS ? LRU_CTOR_HINTS : allowed === WRITE_OPTIONS ? LRU_WRITE_HINTS : null;
   const hint = hints !== null && Object.hasOwn(hints, k) ? ` (an lru-cache option): ${hints[k]}` : "";
   return new TypeError(`${arg}: unknown option ${JSON.stringify(k)}${hint}`);
+}
+
+function checkOptions(arg, opts, allowed) {
+  if (opts === null || typeof opts !== "object" || Array.isArray(opts)) {
+    throw new TypeError(`${arg}: must be an object, got ${describe(opts)}`);
+  }
+  // for-in, not Object.keys: this runs on every write with options, and
+  // must not allocate.
+  for (const k in opts) {
+    if (!allowed.has(k)) throw unknownOption(arg, k, allowed);
+  }
 }
 
 // Parsed per-write options (module scratch, to keep `set` allocation-free).
