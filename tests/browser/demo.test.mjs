@@ -97,6 +97,11 @@ async function step(page, ms, times = 1) {
   for (let i = 0; i < times; i++) await page.click(tid("clock-step"));
 }
 
+async function pause(page) {
+  if ((await page.getAttribute(tid("clock-toggle"), "aria-pressed")) === "true") await page.click(tid("clock-toggle"));
+  assert.equal(await page.getAttribute(tid("clock-toggle"), "aria-pressed"), "false");
+}
+
 /** Resolves once the page has drawn two more frames (the log and list redraw per frame). */
 function frames(page) {
   return page.evaluate(() => new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(r))));
@@ -228,6 +233,7 @@ test("demo page: past expireAt, log per scenario, held vs entries, clock-time sc
 
     // "held" and the entries list count the same thing (entries: a hash field is one).
     await page.click(tid("preset-session"));
+    await pause(page); // a scenario starts the clock; frozen, no entry can expire mid-check
     await page.waitForSelector(`${tid("entry")}[data-field="prefs"]`);
     await page.waitForFunction(() => document.querySelector('[data-testid="stat-size"]').textContent === "4", null, { timeout: 5_000 });
     assert.equal(await page.textContent(tid("entries-count")), "4 entries in 1 key");
@@ -235,6 +241,7 @@ test("demo page: past expireAt, log per scenario, held vs entries, clock-time sc
     // The dispose log starts over with each scenario: the session's fields,
     // cleared with the old cache, are not in the new scenario's log.
     await page.click(tid("preset-collection"));
+    await pause(page);
     await page.waitForSelector(`${tid("entry")}[data-key="product:1"]`);
     await frames(page);
     assert.equal(await page.textContent(tid("count-cleared")), "cleared 0");
@@ -247,8 +254,6 @@ test("demo page: past expireAt, log per scenario, held vs entries, clock-time sc
     await page.fill(tid("cfg-budget"), "0");
     await page.click(tid("cfg-submit"));
     await page.waitForSelector(tid("entries-empty"), { state: "visible" });
-    await page.click(tid("clock-toggle"));
-    assert.equal(await page.getAttribute(tid("clock-toggle"), "aria-pressed"), "false");
     await page.click(tid("add-kind-field"));
     for (const f of ["a", "b", "c"]) {
       await page.fill(tid("add-field"), f);
