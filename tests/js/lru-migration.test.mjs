@@ -113,3 +113,81 @@ test("a name lru-cache does not know gets no lru-cache hint", () => {
   const bytes = new TtlCache({ now: 0 }).snapshot();
   assert.throws(() => TtlCache.restore(bytes, { max: 1 }), { name: "TypeError", message: 'opts: unknown option "max"' });
 });
+
+// The README's "Coming from lru-cache" tables, checked against both libraries
+// side by side: if either one changes, the section is out of date.
+test("the dispose reasons map as the README says", () => {
+  let t = 1_000;
+  const lruReasons = [];
+  const lru = new LRUCache({ max: 2, ttl: 100, perf: { now: () => t }, ttlResolution: 0, dispose: (v, k, r) => lruReasons.push([k, r]) });
+  const ourReasons = [];
+  const ours = new TtlCache({ now: t, ttl: 100, maxEntries: 2, sweepBudget: 0, dispose: (v, k, r) => ourReasons.push([k, r]) });
+  const both = (fn) => {
+    fn(lru);
+    fn(ours);
+  };
+  both((c) => c.set("a", 1));
+  both((c) => c.set("a", 2)); // overwrite with another value
+  both((c) => c.set("a", 2)); // the same value: no dispose in either
+  both((c) => c.set("b", 1));
+  both((c) => c.get("a")); // a is the one recently read
+  both((c) => c.set("c", 1)); // capacity: b goes
+  both((c) => c.delete("c"));
+  t += 200;
+  ours.tick(t);
+  both((c) => c.get("a")); // expired: a read that meets it removes it
+  both((c) => c.set("d", 1));
+  both((c) => c.clear());
+  assert.deepEqual(lruReasons, [["a", "set"], ["b", "evict"], ["c", "delete"], ["a", "expire"], ["d", "delete"]]);
+  const map = { set: "replaced", evict: "evicted", delete: "deleted", expire: "expired" };
+  const want = lruReasons.map(([k, r]) => [k, map[r]]);
+  want[want.length - 1][1] = "cleared"; // clear(): "delete" in lru-cache
+  assert.deepEqual(ourReasons, want);
+});
+
+test("remaining time, missing values and undefined values differ as the README says", () => {
+  let t = 1_000;
+  const lru = new LRUCache({ max: 10, ttl: 100, perf: { now: () => t }, ttlResolution: 0 });
+  const ours = new TtlCache({ now: t, ttl: 100, sweepBudget: 0 });
+  assert.equal(lru.getRemainingTTL("missing"), 0);
+  assert.equal(ours.ttl("missing"), undefined);
+  lru.set("a", 1);
+  ours.set("a", 1);
+  t += 100; // exactly ttl after the write
+  ours.tick(t);
+  assert.equal(lru.has("a"), true);
+  assert.equal(ours.has("a"), false);
+  t += 50;
+  ours.tick(t);
+  assert.equal(lru.getRemainingTTL("a"), -50);
+  assert.equal(ours.ttl("a"), undefined);
+  // set(k, undefined) deletes in lru-cache; lapse rejects it.
+  lru.set("b", 1).set("b", undefined);
+  assert.equal(lru.has("b"), false);
+  assert.throws(() => ours.set("b", undefined), TypeError);
+  // ttl: 0 is "no TTL" in lru-cache and a RangeError in lapse.
+  assert.equal(new LRUCache({ max: 1, ttl: 0 }).set("x", 1).getRemainingTTL("x"), Infinity);
+  assert.throws(() => new TtlCache({ ttl: 0 }), RangeError);
+  // A value bigger than the whole size bound: lru-cache drops it and the old value; lapse throws and keeps the old one.
+  const lruSized = new LRUCache({ max: 10, maxSize: 5, sizeCalculation: (v) => v.length });
+  const ourSized = new TtlCache({ maxBytes: 5, sizeOf: (v) => v.length });
+  lruSized.set("k", "xx").set("k", "xxxxxxxx");
+  assert.equal(lruSized.has("k"), false);
+  ourSized.set("k", "xx");
+  assert.throws(() => ourSized.set("k", "xxxxxxxx"), RangeError);
+  assert.equal(ourSized.get("k"), "xx");
+  // Iteration: lru-cache most recently used first; lapse insertion order.
+  const lruOrder = new LRUCache({ max: 10 });
+  const ourOrder = new TtlCache({});
+  for (const c of [lruOrder, ourOrder]) {
+    c.set("x", 1);
+    c.set("y", 1);
+    c.get("x");
+  }
+  assert.deepEqual([...lruOrder.keys()], ["x", "y"]);
+  assert.deepEqual([...ourOrder.keys()], ["x", "y"]);
+  lruOrder.get("y");
+  ourOrder.get("y");
+  assert.deepEqual([...lruOrder.keys()], ["y", "x"]);
+  assert.deepEqual([...ourOrder.keys()], ["x", "y"]);
+});
