@@ -205,6 +205,7 @@ demo: setup build
 BENCH_ARGS ?=
 bench: setup build
 	node bench/run.mjs $(BENCH_ARGS)
+	node --expose-gc bench/clock.mjs
 	node bench/redis.mjs $(if $(findstring --quick,$(BENCH_ARGS)),--quick,)
 	node bench/durable.mjs $(if $(findstring --quick,$(BENCH_ARGS)),--quick,)
 
