@@ -391,9 +391,75 @@ impl Engine {
         }
     }
 
-    #[cfg(test)]
+    /// Moves the clock (an earlier `now` is ignored), sweeping nothing.
     pub fn advance(&mut self, now: f64) -> Result<()> {
         self.clock.advance(now)
+    }
+
+    /// [`advance`](Self::advance) for a time already known to be finite
+    /// (the JS binding's clock cell): no error path to carry.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    pub fn catch_up(&mut self, now: f64) {
+        if now > self.clock.now() && now < NEVER {
+            // Finite and later: cannot fail.
+            let _ = self.clock.advance(now);
+        }
+    }
+
+    /// A time at or before the earliest deadline held (`NEVER` if none).
+    /// A coarse bucket gives the first time in its span, where a tick
+    /// splits it; the earliest fine (one-tick) bucket gives its slots' exact
+    /// earliest deadline, so a host that ticks at the answer always makes
+    /// progress (a bucket split, or an entry removed), whatever the
+    /// deadlines' fractions, and never ticks past a deadline.
+    pub fn next_expiry(&self) -> f64 {
+        let (coarse, fine) = self.wheel.earliest();
+        let mut best = coarse.map_or(NEVER, |t| self.time_of_tick(t));
+        let mut s = fine.unwrap_or(NIL);
+        while s != NIL {
+            best = best.min(self.times[s as usize].deadline());
+            s = self.wheel.next_linked(s);
+        }
+        best
+    }
+
+    /// The earliest time whose tick is at least `t` (`NEVER` if no finite
+    /// time reaches it): a binary search over the f64 order, as `tick_of`
+    /// is monotone in it but `origin + t` may round either way.
+    fn time_of_tick(&self, t: u64) -> f64 {
+        // Finite f64s in order as u64 keys: negatives flipped below positives.
+        let key = |x: f64| {
+            let b = x.to_bits();
+            if b >> 63 == 1 {
+                !b
+            } else {
+                b | 1 << 63
+            }
+        };
+        let time = |k: u64| f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k });
+        let (mut lo, mut hi) = (key(-f64::MAX), key(f64::MAX));
+        if self.tick_of(f64::MAX) < t {
+            return NEVER;
+        }
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.tick_of(time(mid)) >= t {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        time(lo) + 0.0 // -0 as 0
+    }
+
+    /// Removes up to `n` expired entries, within the sweep budget (none when
+    /// it is 0): the small batch each write pays so that a cache that is
+    /// never ticked does not fill with dead entries.
+    pub fn reclaim(&mut self, n: u64) -> u64 {
+        if self.budget == 0 || self.wheel.len() == 0 {
+            return 0;
+        }
+        self.sweep(n.min(self.budget), None)
     }
 
     /// Moves the clock and sweeps one budget's worth of expired entries.
@@ -481,8 +547,11 @@ impl Engine {
                 return n;
             }
         }
-        let now = self.tick_of(self.now());
-        self.wheel.schedule(h, now);
+        // At its own (past) deadline's tick, which the wheel clamps to its
+        // cursor: `next_expiry` must not report later than that deadline.
+        let d = self.times[h as usize].deadline();
+        let due = self.tick_of(d).min(self.tick_of(self.now()));
+        self.wheel.schedule(h, due);
         n
     }
 
@@ -510,19 +579,25 @@ impl Engine {
         self.family[s as usize]
     }
 
-    fn own_live(&self, s: u32) -> bool {
-        self.times[s as usize].deadline() > self.now()
+    fn own_live(&self, s: u32, now: f64) -> bool {
+        self.times[s as usize].deadline() > now
     }
 
     /// Live: its own deadline is in the future; for a field, its hash's too;
     /// for a hash, at least one field's too (the key goes with its last
     /// field, swept or not). That scan stops at the first live field.
     pub fn is_live(&self, s: u32) -> bool {
+        self.is_live_at(s, self.now())
+    }
+
+    /// [`is_live`](Self::is_live) at a time at or after the clock's (a
+    /// followed source's reading the engine has not been moved to yet).
+    pub fn is_live_at(&self, s: u32, now: f64) -> bool {
         match self.kind[s as usize] {
             Kind::Free | Kind::Reserved => false,
-            Kind::Field => self.own_live(s) && self.own_live(self.family[s as usize]),
-            Kind::Hash => self.own_live(s) && self.fields(s).any(|f| self.own_live(f)),
-            Kind::Plain => self.own_live(s),
+            Kind::Field => self.own_live(s, now) && self.own_live(self.family[s as usize], now),
+            Kind::Hash => self.own_live(s, now) && self.fields(s).any(|f| self.own_live(f, now)),
+            Kind::Plain => self.own_live(s, now),
         }
     }
 
@@ -541,8 +616,9 @@ impl Engine {
         }
     }
 
-    /// Time left to the earliest deadline; for a field, its hash's counts too.
-    pub fn ttl(&self, s: u32) -> f64 {
+    /// Time left to the earliest deadline at `now`; for a field, its hash's
+    /// counts too.
+    pub fn ttl_at(&self, s: u32, now: f64) -> f64 {
         let mut d = self.times[s as usize].deadline();
         if self.kind[s as usize] == Kind::Field {
             d = d.min(self.times[self.family[s as usize] as usize].deadline());
@@ -550,7 +626,7 @@ impl Engine {
         if d == NEVER {
             NEVER
         } else {
-            d - self.now()
+            d - now
         }
     }
 
@@ -582,7 +658,7 @@ impl Engine {
         let hid = self.family[h as usize] as usize;
         loop {
             let f = self.hashes[hid].head;
-            if self.own_live(f) {
+            if self.own_live(f, self.now()) {
                 break;
             }
             debug_assert!(self.hashes[hid].len > 1, "a live hash keeps a live field");
@@ -660,7 +736,7 @@ impl Engine {
         if let Some(h) = within {
             if exact {
                 e = 1; // the field written, new or not
-                for f in self.fields(h).filter(|&f| Some(f) != replacing && self.own_live(f)) {
+                for f in self.fields(h).filter(|&f| Some(f) != replacing && self.own_live(f, self.now())) {
                     e += 1;
                     b += u64::from(self.weight[f as usize]);
                 }
@@ -685,7 +761,7 @@ impl Engine {
         // the wheel yet: its dead fields go here, so the bound `check_fits`
         // promised holds.
         if let Some(h) = keep.filter(|&h| self.kind[h as usize] == Kind::Hash && self.over(entries, bytes)) {
-            let dead: Vec<u32> = self.fields(h).filter(|&f| !self.own_live(f)).collect();
+            let dead: Vec<u32> = self.fields(h).filter(|&f| !self.own_live(f, self.now())).collect();
             for f in dead {
                 debug_assert!(self.field_count(h) > 1, "a live hash keeps a live field");
                 self.remove(f, Reason::Expired);
@@ -695,7 +771,7 @@ impl Engine {
             let Some(v) = self.policy.evict(keep) else {
                 break;
             };
-            let reason = if self.own_live(v.slot) { Reason::Evicted } else { Reason::Expired };
+            let reason = if self.own_live(v.slot, self.now()) { Reason::Evicted } else { Reason::Expired };
             let start = self.log.len();
             self.remove(v.slot, reason);
             if v.ghost && reason == Reason::Evicted {
@@ -1281,13 +1357,13 @@ mod tests {
     fn deadline_is_the_earlier_of_the_two_clocks() {
         let mut e = engine(Options::default());
         let s = plain(&mut e, 100.0, 30.0);
-        assert_eq!(e.ttl(s), 30.0);
+        assert_eq!(e.ttl_at(s, e.now()), 30.0);
         e.advance(20.0).unwrap();
         e.read(s);
-        assert_eq!(e.ttl(s), 30.0);
+        assert_eq!(e.ttl_at(s, e.now()), 30.0);
         e.advance(80.0).unwrap();
         e.read(s);
-        assert_eq!(e.ttl(s), 20.0, "absolute deadline caps the idle window");
+        assert_eq!(e.ttl_at(s, e.now()), 20.0, "absolute deadline caps the idle window");
         e.advance(100.0).unwrap();
         assert!(!e.is_live(s));
     }

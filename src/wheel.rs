@@ -140,6 +140,37 @@ impl Wheel {
         best
     }
 
+    /// For [`Engine::next_expiry`](crate::engine::Engine): the start tick of
+    /// the earliest occupied bucket at levels 1 and up, and the first slot of
+    /// the earliest occupied level-0 bucket (the cursor's own included, where
+    /// ticks already behind the cursor land), whose slots the caller reads
+    /// exactly with [`Wheel::next_linked`]. O(levels).
+    pub fn earliest(&self) -> (Option<u64>, Option<u32>) {
+        let mut coarse: Option<u64> = None;
+        let mut fine = None;
+        for level in 0..LEVELS {
+            let g = group(self.cur, level);
+            // Buckets before the cursor's group are empty: the cursor only
+            // moves past a bucket once it is.
+            let mask = self.occupied[level] & (!0u64 << g);
+            if mask != 0 {
+                let b = mask.trailing_zeros() as usize;
+                if level == 0 {
+                    fine = Some(self.buckets[b].head);
+                } else {
+                    let start = above(self.cur, level) | ((b as u64) << (BITS as usize * level));
+                    coarse = Some(coarse.map_or(start, |x| x.min(start)));
+                }
+            }
+        }
+        (coarse, fine)
+    }
+
+    /// The slot after `s` in its bucket, or `NIL`.
+    pub fn next_linked(&self, s: u32) -> u32 {
+        self.links.next(s)
+    }
+
     /// Hands out the next slot whose bucket is due at or before tick `limit`,
     /// or `None` when nothing is due (the cursor then rests on `limit`).
     pub fn pop(&mut self, limit: u64) -> Option<Pop> {
@@ -243,6 +274,31 @@ mod tests {
         w.schedule(3, 0); // behind the cursor: due at once
         assert_eq!(w.drain(101, &ticks), vec![3]);
         assert_eq!(w.drain(5000, &ticks), vec![2]);
+    }
+
+    #[test]
+    fn earliest_names_the_first_buckets() {
+        use crate::list::NIL;
+        let mut w = Wheel::default();
+        w.grow(8);
+        assert_eq!(w.earliest(), (None, None));
+        w.schedule(0, 300_000);
+        w.schedule(1, 5000);
+        let (coarse, fine) = w.earliest();
+        assert!(coarse.is_some_and(|f| f <= 5000 && f > 0), "{coarse:?}");
+        assert_eq!(fine, None);
+        assert_eq!(w.pop(100), None); // the cursor rests on 100
+        w.schedule(2, 40); // behind the cursor: in the cursor's bucket
+        w.schedule(3, 120);
+        let (_, fine) = w.earliest();
+        assert_eq!(fine, Some(2));
+        assert_eq!(w.next_linked(2), NIL);
+        assert_eq!(w.pop(100), Some(Pop::Due(2)));
+        assert_eq!(w.earliest().1, Some(3));
+        w.cancel(0);
+        w.cancel(1);
+        w.cancel(3);
+        assert_eq!(w.earliest(), (None, None));
     }
 
     #[test]

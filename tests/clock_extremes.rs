@@ -232,3 +232,41 @@ fn random_times_over_the_whole_f64_range_always_finish() {
         }
     });
 }
+
+#[test]
+fn ticking_at_next_expiry_always_makes_progress_and_is_never_late() {
+    // A host that only ever ticks at nextExpiry() (an alarm loop): with
+    // fractional, far and clustered deadlines it must reach every one, never
+    // be told a time after a live deadline, and never spin in place.
+    finishes("next_expiry", || {
+        for seed in 1..=40u64 {
+            let mut r = Rng(seed);
+            let start = [0.0, 1.7e12 + 0.25, -1e17, 3e19, 1e300][r.below(5) as usize];
+            let o = Options { sweep_budget: Some(1 + r.below(4)), ..Default::default() };
+            let mut c: TtlCache<u32, ()> = TtlCache::with_options(o, start).unwrap();
+            let n = 200;
+            for k in 0..n {
+                let ms = match r.below(4) {
+                    0 => (r.below(1000) as f64) / 7.0 + 0.001,
+                    1 => r.span(),
+                    2 => 0.5,
+                    _ => 1.0 + r.below(100_000) as f64,
+                };
+                let _ = c.set(k, (), Write { ttl: Some(ms), ..Default::default() });
+            }
+            let mut rounds = 0;
+            loop {
+                let next = c.next_expiry();
+                let earliest = c.keys().filter_map(|k| c.ttl(k)).fold(f64::INFINITY, f64::min) + c.now();
+                assert!(next <= earliest || next <= c.now(), "seed {seed}: told {next}, a deadline is at {earliest}");
+                if next == f64::INFINITY {
+                    break;
+                }
+                c.tick(next).unwrap();
+                rounds += 1;
+                assert!(rounds <= 40 * n as usize + 100, "seed {seed}: no progress at {next} ({} left)", c.len());
+            }
+            assert!(c.is_empty(), "seed {seed}: {} left", c.len());
+        }
+    });
+}
