@@ -652,17 +652,28 @@ impl Engine {
     /// unswept dead fields cost O(fields) each).
     pub fn tidy_hash(&mut self, h: u32) {
         debug_assert_eq!(self.kind[h as usize], Kind::Hash);
-        if !self.is_live(h) {
-            return;
+        if self.is_live(h) {
+            self.drop_dead_fields(h, true);
         }
+    }
+
+    /// Removes a live hash's expired fields, from the head: all of them, or
+    /// (`leading`) up to the first live one. The hash keeps a live field.
+    #[inline(never)] // two callers; `remove` inlined in each cost wasm size
+    fn drop_dead_fields(&mut self, h: u32, leading: bool) {
         let hid = self.family[h as usize] as usize;
-        loop {
-            let f = self.hashes[hid].head;
-            if self.own_live(f, self.now()) {
-                break;
+        let mut f = self.hashes[hid].head;
+        while f != NIL {
+            let next = self.policy.links().next(f);
+            if self.times[f as usize].deadline() > self.now() {
+                if leading {
+                    return;
+                }
+            } else {
+                debug_assert!(self.hashes[hid].len > 1, "a live hash keeps a live field");
+                self.remove(f, Reason::Expired);
             }
-            debug_assert!(self.hashes[hid].len > 1, "a live hash keeps a live field");
-            self.remove(f, Reason::Expired);
+            f = next;
         }
     }
 
@@ -736,9 +747,13 @@ impl Engine {
         if let Some(h) = within {
             if exact {
                 e = 1; // the field written, new or not
-                for f in self.fields(h).filter(|&f| Some(f) != replacing && self.own_live(f, self.now())) {
-                    e += 1;
-                    b += u64::from(self.weight[f as usize]);
+                let mut f = self.hashes[self.family[h as usize] as usize].head;
+                while f != NIL {
+                    if Some(f) != replacing && self.times[f as usize].deadline() > self.now() {
+                        e += 1;
+                        b += u64::from(self.weight[f as usize]);
+                    }
+                    f = self.policy.links().next(f);
                 }
             } else {
                 let old = replacing.map_or(0, |s| u64::from(self.weight[s as usize]));
@@ -761,11 +776,7 @@ impl Engine {
         // the wheel yet: its dead fields go here, so the bound `check_fits`
         // promised holds.
         if let Some(h) = keep.filter(|&h| self.kind[h as usize] == Kind::Hash && self.over(entries, bytes)) {
-            let dead: Vec<u32> = self.fields(h).filter(|&f| !self.own_live(f, self.now())).collect();
-            for f in dead {
-                debug_assert!(self.field_count(h) > 1, "a live hash keeps a live field");
-                self.remove(f, Reason::Expired);
-            }
+            self.drop_dead_fields(h, false);
         }
         while self.over(entries, bytes) {
             let Some(v) = self.policy.evict(keep) else {

@@ -393,8 +393,8 @@ fn array_index(u: &[u16]) -> Option<u32> {
 /// Whether two of `items` are equal. Sorts (heapsort: O(n log n) whatever
 /// the input, so crafted keys cannot slow it down the way they can a hash
 /// table; and a few hundred bytes of wasm, where `sort_unstable` costs 20 KB).
-fn has_dup<T: Ord + ?Sized>(mut v: Vec<&T>) -> bool {
-    fn sift<T: Ord + ?Sized>(v: &mut [&T], mut root: usize, end: usize) {
+fn has_dup(mut v: Vec<&[u16]>) -> bool {
+    fn sift(v: &mut [&[u16]], mut root: usize, end: usize) {
         loop {
             let mut child = 2 * root + 1;
             if child >= end {
@@ -800,7 +800,9 @@ impl<'a> Reader<'a, '_> {
             // distinct by identity, so only primitive keys are compared.
             T_MAP => {
                 t.nums.push(v(V_MAP));
-                let mut keys: Vec<&[u8]> = Vec::new();
+                // Primitive keys' bytes, widened to units so that one
+                // duplicate check (one heapsort) serves names and keys.
+                let (mut bytes, mut keys) = (Vec::new(), Vec::new());
                 for _ in 0..self.count(2, t)? {
                     let at = self.pos;
                     let key_tag = self.buf.get(at).copied();
@@ -809,11 +811,13 @@ impl<'a> Reader<'a, '_> {
                         return Err("Map key -0");
                     }
                     if !matches!(key_tag, Some(T_ARRAY | T_MAP | T_OBJECT | T_NULL_OBJECT | T_BYTES | T_DATE)) {
-                        keys.push(&self.buf[at..self.pos]);
+                        let from = bytes.len();
+                        bytes.extend(self.buf[at..self.pos].iter().map(|&b| u16::from(b)));
+                        keys.push((from, bytes.len()));
                     }
                     self.value(t, depth + 1)?;
                 }
-                if has_dup(keys) {
+                if dup_ranges(&bytes, &keys) {
                     return Err("duplicate Map key");
                 }
             }
