@@ -4,7 +4,7 @@
 #   make test    everything: cargo test, wasm-pack tests (Node + headless Chromium),
 #                tsc on the packed types, node --test against the packed tarball
 #                (Node ESM/CJS, workerd, Chromium import map, esbuild, Vite)
-#   make build   cargo (release) -> wasm-bindgen -> wasm-opt -> pkg/ ; prints gzipped .wasm size
+#   make build   cargo (release, no_std) -> wasm-bindgen -> wasm-opt -> pkg/ ; prints gzipped .wasm size
 #   make setup   install what is missing (run by the targets above)
 #
 # Build steps are file targets, so `make test` after `make build` rebuilds nothing.
@@ -37,7 +37,7 @@ PKG_INPUTS := $(shell find pkg-template -type f ! -name cache.js 2>/dev/null) \
 
 # Features the rustc (>= 1.82) wasm32-unknown-unknown output uses by default;
 # wasm-opt must be told, or it rejects the module / lowers nothing it could keep.
-WASM_OPT_FLAGS := -Oz --strip-debug --strip-producers \
+WASM_OPT_FLAGS := -Oz --strip-debug --strip-producers --strip-target-features \
   --enable-bulk-memory --enable-bulk-memory-opt --enable-nontrapping-float-to-int \
   --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue --enable-call-indirect-overlong
 
@@ -66,7 +66,7 @@ $(NPM_STAMP): package.json package-lock.json
 
 # ---------------------------------------------------------------- build
 $(RAW_WASM): $(RUST_SRC) | tools
-	cargo build --release --target wasm32-unknown-unknown --lib
+	cargo build --release --target wasm32-unknown-unknown --lib --no-default-features
 	@touch $@
 
 $(GLUE): $(RAW_WASM) | tools
