@@ -93,18 +93,17 @@ pub(crate) fn cat(parts: &[&str]) -> String {
 }
 
 /// An integer in decimal.
-pub(crate) fn uint(mut n: u64) -> String {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
+pub(crate) fn uint(n: u64) -> String {
+    let mut s = String::new();
+    push_uint(&mut s, n);
+    s
+}
+
+fn push_uint(s: &mut String, n: u64) {
+    if n >= 10 {
+        push_uint(s, n / 10);
     }
-    digits.iter().skip(i).map(|&d| char::from(d)).collect()
+    s.push(char::from(b'0' + (n % 10) as u8));
 }
 
 /// Writes a number for an error message as JS would for the common cases:
@@ -119,10 +118,10 @@ pub(crate) fn show(v: f64) -> String {
     if a == f64::INFINITY {
         s.push_str("Infinity");
     } else if fract(a) == 0.0 && a < 9.007_199_254_740_992e15 {
-        s.push_str(&uint(a as u64));
+        push_uint(&mut s, a as u64);
     } else if a < 9.007_199_254_740_992e15 {
         let milli = (a * 1000.0 + 0.5) as u64;
-        s.push_str(&uint(milli / 1000));
+        push_uint(&mut s, milli / 1000);
         let mut frac = milli % 1000;
         if frac != 0 {
             s.push('.');
@@ -143,9 +142,9 @@ pub(crate) fn show(v: f64) -> String {
         if r == 10 {
             (r, e) = (1, e + 1);
         }
-        s.push_str(&uint(r));
+        push_uint(&mut s, r);
         s.push('e');
-        s.push_str(&uint(e));
+        push_uint(&mut s, e);
     }
     s
 }
