@@ -46,7 +46,7 @@ JS_TESTS = $(shell cd $(CONSUMER) && find tests -type f \( -name '*.test.mjs' -o
 JS_TEST_TIMEOUT_MS ?= 180000
 
 .PHONY: all setup tools build pack consumer demo test test-rust test-wasm test-wasm-node \
-        test-wasm-chrome test-types test-js bench fuzz clean distclean help
+        test-wasm-chrome test-types test-js bench fuzz clean distclean help size-report
 
 all: build
 
@@ -197,6 +197,16 @@ test-fuzz: fuzz-tools
 	    || { tail -40 build/fuzz-smoke-$$t.log; echo "fuzz smoke: $$t FAILED (build/fuzz-smoke-$$t.log)"; exit 1; }; \
 	  echo "fuzz smoke: $$t: $$(grep -E '^Done' build/fuzz-smoke-$$t.log)"; \
 	done
+
+# ---------------------------------------------------------------- size report
+# Where the wasm's bytes go (README "Where the bytes go"): the shipped build
+# again with its names kept, through twiggy, grouped. Needs twiggy, which no
+# test uses: `cargo install twiggy --version 0.8.0 --locked`.
+TWIGGY_VERSION := 0.8.0
+size-report: $(OPT_WASM)
+	@command -v twiggy >/dev/null || { echo "size-report: needs twiggy: cargo install twiggy --version $(TWIGGY_VERSION) --locked" >&2; exit 1; }
+	$(BIN)/wasm-opt $(filter-out --strip-debug,$(WASM_OPT_FLAGS)) -g build/opt/stubbed.wasm -o build/opt/named.wasm
+	@node scripts/size-report.mjs build/opt/named.wasm
 
 # ---------------------------------------------------------------- clean
 clean:

@@ -23,6 +23,10 @@
 //! assert!(!c.contains(&"user:1"));
 //! assert_eq!(c.get(&"a").unwrap(), Some(&1));
 //! ```
+//!
+//! Feature `std` (default) matters only on wasm32: without it the crate is
+//! `no_std` with its own allocator and a panic handler that traps, and
+//! leaves out [`TtlCache`]; the npm package's wasm is built that way.
 #![warn(missing_docs)]
 // The npm package's wasm (`--no-default-features`) links no std: std's panic
 // path formats messages with `core::fmt`, which alone was a third of the
