@@ -223,11 +223,12 @@ impl<M: Memory> Heap<M> {
     /// As `dealloc`; on success the old block is gone, on null it is intact.
     pub(crate) unsafe fn realloc(&mut self, p: *mut u8, size: usize, align: usize, new: usize) -> *mut u8 {
         if align <= ALIGN {
-            match (class(size), class(new)) {
-                (Some((i, old)), Some((j, bytes))) if i == j && (i.is_some() || self.resize(p as usize, old, bytes)) => {
+            if let (Some((i, old)), Some((j, bytes))) = (class(size), class(new)) {
+                // Same small class: nothing to do. Both large: in place if
+                // the space after the block allows.
+                if i == j && (i.is_some() || self.resize(p as usize, old, bytes)) {
                     return p;
                 }
-                _ => {}
             }
         }
         let q = self.alloc(new, align);
