@@ -8,10 +8,11 @@
 //! of the `times` and `freq` columns, without crossing into wasm.
 
 use crate::clock::{deadline, finite_time, lifetime, Clock, NEVER};
-use crate::error::{Error, Result};
+use crate::error::{cat, uint, Error, Result};
 use crate::list::{List, NIL};
 use crate::policy::Policy;
 use crate::wheel::{Pop, Wheel};
+use alloc::{format, vec::Vec};
 
 /// Why an entry left the cache, as `dispose` reports it.
 ///
@@ -356,11 +357,11 @@ impl Engine {
     }
 
     pub fn memory(&self) -> usize {
-        self.times.capacity() * std::mem::size_of::<Times>()
+        self.times.capacity() * core::mem::size_of::<Times>()
             + self.kind.capacity()
             + self.weight.capacity() * 4
             + self.family.capacity() * 4
-            + self.hashes.capacity() * std::mem::size_of::<List>()
+            + self.hashes.capacity() * core::mem::size_of::<List>()
             + self.wheel.memory()
             + self.policy.memory()
             + self.free.capacity() * 4
@@ -634,7 +635,7 @@ impl Engine {
     pub fn fields(&self, h: u32) -> impl Iterator<Item = u32> + '_ {
         let hid = self.family[h as usize] as usize;
         let mut s = self.hashes[hid].head;
-        std::iter::from_fn(move || {
+        core::iter::from_fn(move || {
             if s == NIL {
                 return None;
             }
@@ -728,12 +729,15 @@ impl Engine {
             (e, b)
         };
         if b > self.max_bytes {
-            return Err(Error::range("sizeOf", format!("size {weight} can never fit in maxBytes {}", self.max_bytes)));
+            return Err(Error::range(
+                "sizeOf",
+                cat(&["size ", &uint(weight.into()), " can never fit in maxBytes ", &uint(self.max_bytes)]),
+            ));
         }
         if e > self.max_entries {
             return Err(Error::range(
                 "field",
-                format!("the hash would hold more fields than maxEntries {}", self.max_entries),
+                cat(&["the hash would hold more fields than maxEntries ", &uint(self.max_entries)]),
             ));
         }
         Ok(())
@@ -1173,19 +1177,19 @@ impl Engine {
     /// (every live slot with a finite deadline, nothing else). O(slots): for
     /// tests and fuzzing, after every step.
     #[cfg(any(debug_assertions, feature = "invariants"))]
-    pub fn check_invariants(&self) -> std::result::Result<(), String> {
+    pub fn check_invariants(&self) -> core::result::Result<(), alloc::string::String> {
         let n = self.kind.len();
         if self.times.len() != n || self.weight.len() != n || self.family.len() != n || self.high as usize > n {
             return Err("column lengths disagree".into());
         }
-        let mut free = vec![false; n];
+        let mut free = alloc::vec![false; n];
         for &s in &self.free {
             let i = s as usize;
-            if s >= self.high || self.kind[i] != Kind::Free || std::mem::replace(&mut free[i], true) {
+            if s >= self.high || self.kind[i] != Kind::Free || core::mem::replace(&mut free[i], true) {
                 return Err(format!("free list holds slot {s} ({:?})", self.kind.get(i)));
             }
         }
-        let mut hid_used = vec![false; self.hashes.len()];
+        let mut hid_used = alloc::vec![false; self.hashes.len()];
         let (mut plain, mut hashes, mut fields, mut bytes, mut scheduled) = (0u64, 0u64, 0u64, 0u64, 0usize);
         #[allow(clippy::needless_range_loop)] // one index into six columns
         for i in 0..n {
@@ -1227,7 +1231,7 @@ impl Engine {
                 Kind::Hash => {
                     hashes += 1;
                     let hid = self.family[i] as usize;
-                    if hid >= self.hashes.len() || std::mem::replace(&mut hid_used[hid], true) {
+                    if hid >= self.hashes.len() || core::mem::replace(&mut hid_used[hid], true) {
                         return Err(format!("hash {s} has a bad or shared field list {hid}"));
                     }
                     let list = self.hashes[hid];

@@ -14,6 +14,7 @@
 //! through a shared view of wasm memory without calling into wasm at all.
 
 use crate::list::{Links, List};
+use alloc::vec::Vec;
 
 pub(crate) const QUEUE_NONE: u8 = 0;
 pub(crate) const QUEUE_SMALL: u8 = 1;
@@ -150,7 +151,8 @@ impl Policy {
 
     /// Checks the queues' links, lengths and tags; returns the queued keys.
     #[cfg(any(debug_assertions, feature = "invariants"))]
-    pub fn check(&self) -> std::result::Result<Vec<u32>, String> {
+    pub fn check(&self) -> core::result::Result<Vec<u32>, alloc::string::String> {
+        use alloc::format;
         let mut out = Vec::new();
         for (list, tag) in [(&self.small, QUEUE_SMALL), (&self.main, QUEUE_MAIN)] {
             let (mut s, mut n, mut prev) = (list.head, 0u32, crate::list::NIL);
