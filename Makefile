@@ -93,11 +93,11 @@ $(PKG): $(OPT_WASM) $(GLUE) $(PKG_INPUTS) $(CACHE_JS) | $(NPM_STAMP)
 # The download gate (issue 12): a browser app's `import { TtlCache } from "lapse"`,
 # esbuild-minified and gzipped, plus any .wasm it fetches (none: it is embedded).
 # Goal 20,000 B; the contract's ceiling is 30,000 B.
-# TEMPORARY CEILING: 43000 is main's measured 41,907 B (merged at 06:00 UTC,
-# before the wasm cut of issue 12 point 3 landed) rounded up to the next KB
+# TEMPORARY CEILING: 43000 is the 41,805 B measured with main as of 06:00 UTC
+# (before the wasm cut of issue 12 point 3 landed) rounded up to the next KB,
 # plus 1 KB for JS still being merged (issue 15), so `make build` passes
 # meanwhile. Set it back to 30000 once the wasm is small enough: with the size
-# branch's wasm (43,955 B raw) the same app measured 31,328 B.
+# branch's wasm (43,955 B raw) the same app measured 31,139 B.
 SIZE_LIMIT ?= 43000
 build: $(PKG)
 	@node scripts/size.mjs --pkg pkg --limit $(SIZE_LIMIT)
