@@ -25,9 +25,18 @@ test("package: exactly the shipped files", () => {
     "LICENSE", "README.md", "index.d.cts", "index.d.ts", "package.json",
     "dist/cache.js", "dist/glue.js", "dist/lapse_bg.wasm", "dist/wasm.js",
     "dist/lapse.cjs", "dist/lapse.js", "dist/workerd.js",
+    // The tiers in front of shared stores, each an entry with its types.
+    "dist/redis.js", "redis.d.ts", "dist/keyv.js", "keyv.d.ts",
+    "dist/bentocache.js", "bentocache.d.ts", "dist/durable.js", "durable.d.ts",
   ];
   for (const f of expected) assert.ok(files.includes(f), `missing ${f}`);
   const optional = ["API.md", "SNAPSHOT.md"];
+  // The tier entries' declarations (lapse/redis, ...), each named by its export.
+  const tierTypes = Object.entries(pkg.exports)
+    .filter(([k, v]) => k !== "." && typeof v === "object" && v.types)
+    .map(([, v]) => v.types.replace(/^\.\//, ""));
+  for (const f of tierTypes) assert.ok(files.includes(f), `missing ${f}`);
+  optional.push(...tierTypes);
   const extra = files.filter((f) => !expected.includes(f) && !optional.includes(f) && !/^dist\/[\w-]+\.js$/.test(f));
   assert.deepEqual(extra, [], "unexpected files in the package");
 });
