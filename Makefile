@@ -41,7 +41,10 @@ PKG_INPUTS := $(shell find pkg-template -type f ! -name cache.js 2>/dev/null) \
 
 # Features the rustc (>= 1.82) wasm32-unknown-unknown output uses by default;
 # wasm-opt must be told, or it rejects the module / lowers nothing it could keep.
-WASM_OPT_FLAGS := -Oz --strip-debug --strip-producers --strip-target-features \
+# --flatten --rereloop before two -Oz rounds: -138 B gzipped in the browser
+# bundle over one -Oz (measured 31,106 -> 30,968 B), no slower in an A/B of
+# set with eviction and tick sweeps.
+WASM_OPT_FLAGS := --flatten --rereloop -Oz -Oz --strip-debug --strip-producers --strip-target-features \
   --enable-bulk-memory --enable-bulk-memory-opt --enable-nontrapping-float-to-int \
   --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue --enable-call-indirect-overlong
 
@@ -79,11 +82,13 @@ $(GLUE): $(RAW_WASM) | tools
 	wasm-bindgen --target web --out-name lapse --out-dir $(@D) $<
 
 # stub-panics: core's panic functions become a bare trap, so wasm-opt can
-# drop the arguments every bounds check passes them (see the script).
-$(OPT_WASM): $(GLUE) scripts/stub-panics.mjs | $(NPM_STAMP)
+# drop the arguments every bounds check passes them (see the script);
+# zero-dead-data then zeroes the panic strings and paths nothing reads any more.
+$(OPT_WASM): $(GLUE) scripts/stub-panics.mjs scripts/zero-dead-data.mjs Makefile | $(NPM_STAMP)
 	@mkdir -p $(@D)
 	node scripts/stub-panics.mjs build/glue/lapse_bg.wasm build/opt/stubbed.wasm
-	$(BIN)/wasm-opt $(WASM_OPT_FLAGS) build/opt/stubbed.wasm -o $@
+	$(BIN)/wasm-opt $(WASM_OPT_FLAGS) build/opt/stubbed.wasm -o build/opt/optimized.wasm
+	node scripts/zero-dead-data.mjs build/opt/optimized.wasm $@
 
 $(CACHE_JS):
 	@echo "error: $@ is missing (the TtlCache JS binding, pkg-template/src/cache.js)." >&2
