@@ -9,11 +9,14 @@
 // so the strings still ship (a few hundred bytes gzipped). Zeroes compress to
 // almost nothing and keep every address where it was.
 //
-// Safe only for bytes nothing can read. A candidate is zeroed only when no
-// `i32.const` and no load/store `offset=` in the code (wasm-dis) falls inside
-// it, and every data word that points into it sits in a 16-byte record (a
-// `Location` or a `&str`) that itself nothing in the code or data points at.
-// Anything else is left as it was. Fails the build if nothing is found, so a
+// Safe only for bytes nothing can read. Code references are every
+// `i32.const` and every load/store `offset=` (wasm-dis); data references are
+// the 4-aligned words of the data that hold an address. A panic `Location`
+// (16 bytes) is zeroed when no reference points into it; a file path when no
+// code points into it and every data word that does is such a dead
+// `Location`; a panic message piece when no code points into it and nothing
+// references the 80 bytes around each data word pointing at it (its pieces
+// array). Anything else is left as it was. Fails the build if nothing is found, so a
 // toolchain change that moves the strings does not pass silently.
 import { readFileSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
@@ -99,31 +102,59 @@ for (const s of segs) {
 const dataPointersInto = (lo, hi) => dataWords.filter((w) => w.v >= lo && w.v < hi);
 
 // ---- candidates ------------------------------------------------------------
-const PATTERNS = [
-  /\/rustc\/[0-9a-f]{40}\/library\/[a-z_\/]+\.rs/g,
-  /(?<![a-z_\/])src\/[a-z_\/]+\.rs/g,
-  /index out of bounds: the len is | but the index is |range (start|end) index | out of range for slice of length |slice index starts at | but ends at |attempt to divide by zero|capacity overflow|memory allocation of | bytes failed|Tried to shrink to a larger capacity/g,
-];
-let zeroed = 0, kept = 0;
-for (const s of segs) {
-  const text = Buffer.from(bytes.subarray(s.start, s.start + s.len)).toString("latin1");
-  for (const re of PATTERNS) {
-    for (const m of text.matchAll(re)) {
-      const lo = s.addr + m.index;
-      const hi = lo + m[0].length;
-      let dead = !codeHits(lo, hi);
-      for (const w of dead ? dataPointersInto(lo, hi) : []) {
-        const rec = w.at - (w.at % 16 === 0 ? 0 : w.at % 8); // the record the pointer opens
-        if (codeHits(rec - 16, rec + 16) || dataPointersInto(rec - 16, rec + 16).length > 0) dead = false;
-      }
-      if (!dead) {
-        kept++;
-        continue;
-      }
-      bytes.fill(0, s.start + m.index, s.start + m.index + m[0].length);
-      zeroed += m[0].length;
-    }
+const PATHS = [/\/rustc\/[0-9a-f]{40}\/library\/[a-z_\/]+\.rs/g, /(?<![a-z_\/])src\/[a-z_\/]+\.rs/g];
+const MESSAGES =
+  /index out of bounds: the len is | but the index is |range (start|end) index | out of range for slice of length |slice index starts at | but ends at |attempt to divide by zero|capacity overflow|memory allocation of | bytes failed|Tried to shrink to a larger capacity/g;
+const found = (re) => {
+  const out = [];
+  for (const s of segs) {
+    const text = Buffer.from(bytes.subarray(s.start, s.start + s.len)).toString("latin1");
+    for (const m of text.matchAll(re)) out.push({ lo: s.addr + m.index, hi: s.addr + m.index + m[0].length, at: s.start + m.index });
   }
+  return out;
+};
+const fileOffset = (addr) => {
+  const s = segs.find((g) => addr >= g.addr && addr < g.addr + g.len);
+  return s === undefined ? -1 : s.start + (addr - s.addr);
+};
+let zeroed = 0, kept = 0;
+const zero = (lo, hi) => {
+  const o = fileOffset(lo);
+  if (o < 0 || fileOffset(hi - 1) !== o + (hi - lo - 1)) throw new Error(`zero-dead-data: [${lo}, ${hi}) is not inside one data segment`);
+  bytes.fill(0, o, o + (hi - lo));
+  zeroed += hi - lo;
+};
+// Nothing in the code, and no data word outside [lo, hi), points into [lo, hi).
+const unreferenced = (lo, hi) => !codeHits(lo, hi) && dataPointersInto(lo, hi).every((w) => w.at >= lo && w.at < hi);
+
+// A panic `Location` is 16 bytes: &str (pointer, length) of its file, line, column.
+// One that nothing points at is dead, and so is a path only dead ones name.
+for (const path of PATHS.flatMap(found)) {
+  if (codeHits(path.lo, path.hi)) {
+    kept++;
+    continue;
+  }
+  let live = false;
+  for (const w of dataPointersInto(path.lo, path.hi)) {
+    const len = dataWords.find((x) => x.at === w.at + 4);
+    const isLocation = w.v === path.lo && w.at % 4 === 0 && len !== undefined && len.v === path.hi - path.lo;
+    const whole = fileOffset(w.at + 15) === fileOffset(w.at) + 15;
+    if (isLocation && whole && unreferenced(w.at, w.at + 16)) zero(w.at, w.at + 16);
+    else live = true;
+  }
+  if (live) kept++;
+  else zero(path.lo, path.hi);
+}
+// core/alloc panic message pieces: dead when neither the code nor any data
+// within 64 bytes before or 16 after a word pointing at them (the pieces array
+// that holds the pointer) is referenced.
+for (const msg of found(MESSAGES)) {
+  let dead = !codeHits(msg.lo, msg.hi);
+  for (const w of dead ? dataPointersInto(msg.lo, msg.hi) : []) {
+    if (codeHits(w.at - 64, w.at + 16) || dataPointersInto(w.at - 64, w.at + 16).length > 0) dead = false;
+  }
+  if (dead) zero(msg.lo, msg.hi);
+  else kept++;
 }
 if (zeroed === 0) {
   console.error("zero-dead-data: nothing zeroed: did the toolchain's panic strings change? (see the script)");
