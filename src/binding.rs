@@ -261,6 +261,32 @@ impl RawEngine {
         self.error.take().map_or(JsValue::UNDEFINED, JsValue::from)
     }
 
+    /// Turns on grace (stale-if-error) with a default of `ms` (validated by
+    /// JS: a non-negative number or `Infinity`).
+    #[wasm_bindgen(js_name = setGrace)]
+    pub fn set_grace(&mut self, ms: f64) {
+        self.call(|e| e.set_grace(ms));
+    }
+
+    /// Gives live slot `s` its own grace of `ms`.
+    #[wasm_bindgen(js_name = setSlotGrace)]
+    pub fn set_slot_grace(&mut self, s: u32, ms: f64) {
+        self.call(|e| e.set_slot_grace(s, ms));
+    }
+
+    /// Until when expired slot `s` keeps its value as a fallback; 0 if not.
+    #[wasm_bindgen(js_name = staleUntil)]
+    pub fn stale_until(&self, s: u32) -> f64 {
+        self.e.stale_until(s)
+    }
+
+    /// Lazy expiry of slot `s`, found expired by a read: removes it, or
+    /// keeps it in grace. Returns how many entries were removed.
+    #[wasm_bindgen(js_name = expireFound)]
+    pub fn expire_found(&mut self, s: u32) -> f64 {
+        self.call(|e| e.expire_found(s)) as f64
+    }
+
     /// Removes slot `s`; `reason` as in `Reason`.
     pub fn remove(&mut self, s: u32, reason: u8) -> f64 {
         self.call(|e| e.remove(s, Reason::from_u8(reason))) as f64
@@ -283,7 +309,7 @@ impl RawEngine {
 
     /// `[expired, evicted, deleted, inserted, updated, ticks, swept,
     /// rescheduled, cascaded, scheduled, keys, entries, bytes, smallQueue,
-    /// engineBytes]`.
+    /// engineBytes, gracedKeys]`.
     pub fn stats(&mut self) -> Vec<f64> {
         self.call(|_| ());
         let c = &self.e.counters;
@@ -303,6 +329,7 @@ impl RawEngine {
             self.e.bytes(),
             u64::from(self.e.small_len()),
             self.e.memory() as u64,
+            self.e.graced_keys(),
         ]
         .iter()
         .map(|&v| v as f64)

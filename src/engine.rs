@@ -219,6 +219,12 @@ const PREALLOCATE_MAX: u64 = 1 << 16;
 
 /// Bits of a log record's flags word.
 pub(crate) const LOG_GHOST: u32 = 1 << 7;
+/// The record's slot had been in grace (see `Engine::set_grace`): the host
+/// stopped counting it when it entered, so it must not uncount it again.
+pub(crate) const LOG_GRACED: u32 = 1 << 8;
+/// Reason code of a record that is not a removal: the slot's deadline passed
+/// and it now waits out its grace, its value kept for the host's loaders.
+pub(crate) const LOG_ENTER_GRACE: u32 = 5;
 
 /// Counters the engine keeps; hosts add hits and misses.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -270,9 +276,20 @@ pub(crate) struct Engine {
     keys: u64,
     bytes: u64,
     /// Removal records, three words each: slot, flags (reason | kind << 4 |
-    /// ghost), parent slot or `NIL`.
+    /// ghost | graced), parent slot or `NIL`.
     pub log: Vec<u32>,
     pub counters: Counters,
+    /// Stale-if-error (the JS `grace` option): once on, `grace_ms` holds each
+    /// slot's grace and `in_grace` marks slots past their deadline that are
+    /// kept until `deadline + grace`. Both columns stay empty in a cache that
+    /// never uses grace, so it pays nothing per entry.
+    grace_on: bool,
+    grace: f64,
+    grace_ms: Vec<f64>,
+    in_grace: Vec<bool>,
+    /// Slots in grace, and how many of them are top-level keys.
+    graced: u64,
+    graced_keys: u64,
 }
 
 fn sat(v: Option<u64>) -> u64 {
@@ -306,6 +323,12 @@ impl Engine {
             bytes: 0,
             log: Vec::new(),
             counters: Counters::default(),
+            grace_on: false,
+            grace: 0.0,
+            grace_ms: Vec::new(),
+            in_grace: Vec::new(),
+            graced: 0,
+            graced_keys: 0,
         };
         // A bounded cache gets its columns up front (as lru-cache sizes its
         // arrays by `max`), so filling it never pays for growth.
@@ -365,6 +388,8 @@ impl Engine {
             + self.policy.memory()
             + self.free.capacity() * 4
             + self.log.capacity() * 4
+            + self.grace_ms.capacity() * 8
+            + self.in_grace.capacity()
     }
 
     // ---- time -------------------------------------------------------------
@@ -440,7 +465,7 @@ impl Engine {
                         self.schedule(s);
                     } else if self.kind[i] == Kind::Hash {
                         removed += self.expire_hash_fields(s, budget - removed);
-                    } else {
+                    } else if !self.hold_in_grace(s) {
                         removed += self.remove(s, Reason::Expired);
                     }
                 }
@@ -481,6 +506,100 @@ impl Engine {
     fn reschedule(&mut self, s: u32) {
         self.wheel.cancel(s);
         self.schedule(s);
+    }
+
+    // ---- grace (stale-if-error) --------------------------------------------
+
+    /// Turns grace on with `ms` as the grace of every slot not given its
+    /// own. Called before any slot is written, or on a restored engine
+    /// (whose slots then take `ms`).
+    pub fn set_grace(&mut self, ms: f64) {
+        self.grace = ms;
+        self.enable_grace();
+        self.grace_ms.iter_mut().for_each(|g| *g = ms);
+    }
+
+    fn enable_grace(&mut self) {
+        if !self.grace_on {
+            self.grace_on = true;
+            self.grace_ms = vec![self.grace; self.times.len()];
+            self.in_grace = vec![false; self.times.len()];
+        }
+    }
+
+    /// Gives live slot `s` its own grace (a `fetch` with `grace`). It keeps
+    /// it through overwrites until the slot is freed.
+    pub fn set_slot_grace(&mut self, s: u32, ms: f64) {
+        self.enable_grace();
+        self.grace_ms[s as usize] = ms;
+    }
+
+    /// Until when the value of expired slot `s` is kept as a fallback: a
+    /// time after now, or 0 if it is live, has no grace left, or belongs to
+    /// a hash whose own deadline passed (a hash's deadline has no grace).
+    pub fn stale_until(&self, s: u32) -> f64 {
+        let i = s as usize;
+        if !self.grace_on || !matches!(self.kind[i], Kind::Plain | Kind::Field) {
+            return 0.0;
+        }
+        if self.kind[i] == Kind::Field && !self.own_live(self.family[i]) {
+            return 0.0;
+        }
+        let d = self.times[i].deadline();
+        let end = d + self.grace_ms[i];
+        if d > self.now() || end <= self.now() {
+            0.0
+        } else {
+            end
+        }
+    }
+
+    /// Keeps expired slot `s` (unscheduled by the caller, or not) in grace
+    /// while it has some left; false when it must go now. The first time
+    /// logs an enter-grace record, so that the host stops counting it.
+    fn hold_in_grace(&mut self, s: u32) -> bool {
+        let end = self.stale_until(s);
+        if end == 0.0 {
+            return false;
+        }
+        let i = s as usize;
+        if !self.in_grace[i] {
+            self.in_grace[i] = true;
+            self.graced += 1;
+            let kind = self.kind[i];
+            if kind == Kind::Plain {
+                self.graced_keys += 1;
+            }
+            let parent = if kind == Kind::Field { self.family[i] } else { NIL };
+            self.log.extend_from_slice(&[s, LOG_ENTER_GRACE | (kind as u32) << 4, parent]);
+        }
+        self.wheel.cancel(s);
+        if end != NEVER {
+            let t = self.tick_ceil(end);
+            self.wheel.schedule(s, t);
+        }
+        true
+    }
+
+    /// Lazy expiry, found by a read: an expired slot goes, unless it has
+    /// grace left (then it enters grace). An expired hash goes whole; a hash
+    /// whose own deadline holds but whose fields are all expired lets each
+    /// field go or enter grace. Returns the entries removed.
+    pub fn expire_found(&mut self, s: u32) -> u64 {
+        let kind = self.kind[s as usize];
+        match kind {
+            Kind::Hash if self.grace_on && self.own_live(s) => {
+                let dead: Vec<u32> = self.fields(s).filter(|&f| !self.own_live(f)).collect();
+                dead.into_iter().map(|f| if self.hold_in_grace(f) { 0 } else { self.remove(f, Reason::Expired) }).sum()
+            }
+            Kind::Plain | Kind::Field if self.hold_in_grace(s) => 0,
+            _ => self.remove(s, Reason::Expired),
+        }
+    }
+
+    /// Slots in grace that are top-level keys (not counted in `size`).
+    pub fn graced_keys(&self) -> u64 {
+        self.graced_keys
     }
 
     // ---- reads ------------------------------------------------------------
@@ -658,6 +777,10 @@ impl Engine {
 
     fn grow(&mut self, cap: usize) {
         self.times.resize(cap, Times::EMPTY);
+        if self.grace_on {
+            self.grace_ms.resize(cap, self.grace);
+            self.in_grace.resize(cap, false);
+        }
         self.kind.resize(cap, Kind::Free);
         self.weight.resize(cap, 0);
         self.family.resize(cap, NIL);
@@ -897,6 +1020,21 @@ impl Engine {
         self.log.extend_from_slice(&[s, reason as u32 | (kind as u32) << 4, parent]);
     }
 
+    /// Whether slot `s` is in grace; if so, drops it from the grace counts
+    /// (it is being removed).
+    fn leave_grace(&mut self, s: u32) -> bool {
+        let i = s as usize;
+        if !self.grace_on || !self.in_grace[i] {
+            return false;
+        }
+        self.in_grace[i] = false;
+        self.graced -= 1;
+        if self.kind[i] == Kind::Plain {
+            self.graced_keys -= 1;
+        }
+        true
+    }
+
     fn count(&mut self, reason: Reason, n: u64) {
         match reason {
             Reason::Expired => self.counters.expired += n,
@@ -913,6 +1051,9 @@ impl Engine {
         self.kind[i] = Kind::Free;
         self.weight[i] = 0;
         self.family[i] = NIL;
+        if self.grace_on {
+            self.grace_ms[i] = self.grace;
+        }
         self.free.push(s);
     }
 
@@ -923,8 +1064,15 @@ impl Engine {
         match self.kind[i] {
             Kind::Free | Kind::Reserved => 0,
             Kind::Plain => {
+                // A graced value leaves as what it is, expired (for `dispose`).
+                let graced = self.leave_grace(s);
+                let reason = if graced { Reason::Expired } else { reason };
                 self.policy.remove(s);
                 self.log(s, reason, Kind::Plain, NIL);
+                if graced {
+                    let n = self.log.len();
+                    self.log[n - 2] |= LOG_GRACED;
+                }
                 self.bytes -= u64::from(self.weight[i]);
                 self.entries -= 1;
                 self.keys -= 1;
@@ -951,9 +1099,15 @@ impl Engine {
                 self.weight[h as usize] -= w;
                 self.bytes -= u64::from(w);
                 self.entries -= 1;
-                self.log(s, reason, Kind::Field, h);
+                let graced = self.leave_grace(s);
+                let field_reason = if graced { Reason::Expired } else { reason };
+                self.log(s, field_reason, Kind::Field, h);
+                if graced {
+                    let n = self.log.len();
+                    self.log[n - 2] |= LOG_GRACED;
+                }
                 self.release(s);
-                self.count(reason, 1);
+                self.count(field_reason, 1);
                 if self.hashes[hid].is_empty() {
                     self.policy.remove(h);
                     self.log(h, reason, Kind::Hash, NIL);
@@ -972,7 +1126,13 @@ impl Engine {
             for s in 0..self.kind.len() as u32 {
                 if self.kind[s as usize] == pass {
                     let parent = if pass == Kind::Field { self.family[s as usize] } else { NIL };
-                    self.log(s, Reason::Cleared, pass, parent);
+                    if self.grace_on && self.in_grace[s as usize] {
+                        self.log(s, Reason::Expired, pass, parent);
+                        let n = self.log.len();
+                        self.log[n - 2] |= LOG_GRACED;
+                    } else {
+                        self.log(s, Reason::Cleared, pass, parent);
+                    }
                 }
             }
         }
@@ -987,6 +1147,10 @@ impl Engine {
         self.wheel.reset_cursor(cur);
         self.policy.clear();
         self.free.clear();
+        self.grace_ms.iter_mut().for_each(|g| *g = self.grace);
+        self.in_grace.iter_mut().for_each(|g| *g = false);
+        self.graced = 0;
+        self.graced_keys = 0;
         self.high = 0;
         self.entries = 0;
         self.keys = 0;
