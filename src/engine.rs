@@ -510,6 +510,7 @@ impl Engine {
 
     // ---- grace (stale-if-error) --------------------------------------------
 
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
     /// Turns grace on with `ms` as the grace of every slot not given its
     /// own. Called before any slot is written, or on a restored engine
     /// (whose slots then take `ms`).
@@ -519,6 +520,7 @@ impl Engine {
         self.grace_ms.iter_mut().for_each(|g| *g = ms);
     }
 
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
     fn enable_grace(&mut self) {
         if !self.grace_on {
             self.grace_on = true;
@@ -527,6 +529,7 @@ impl Engine {
         }
     }
 
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
     /// Gives live slot `s` its own grace (a `fetch` with `grace`). It keeps
     /// it through overwrites until the slot is freed.
     pub fn set_slot_grace(&mut self, s: u32, ms: f64) {
@@ -581,6 +584,7 @@ impl Engine {
         true
     }
 
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
     /// Lazy expiry, found by a read: an expired slot goes, unless it has
     /// grace left (then it enters grace). An expired hash goes whole; a hash
     /// whose own deadline holds but whose fields are all expired lets each
@@ -589,14 +593,25 @@ impl Engine {
         let kind = self.kind[s as usize];
         match kind {
             Kind::Hash if self.grace_on && self.own_live(s) => {
-                let dead: Vec<u32> = self.fields(s).filter(|&f| !self.own_live(f)).collect();
-                dead.into_iter().map(|f| if self.hold_in_grace(f) { 0 } else { self.remove(f, Reason::Expired) }).sum()
+                // Removing a field leaves its siblings' links intact; the last
+                // one, which takes the hash, has no next.
+                let mut n = 0;
+                let mut f = self.hashes[self.family[s as usize] as usize].head;
+                while f != NIL {
+                    let next = self.policy.links().next(f);
+                    if !self.own_live(f) && !self.hold_in_grace(f) {
+                        n += self.remove(f, Reason::Expired);
+                    }
+                    f = next;
+                }
+                n
             }
             Kind::Plain | Kind::Field if self.hold_in_grace(s) => 0,
             _ => self.remove(s, Reason::Expired),
         }
     }
 
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
     /// Slots in grace that are top-level keys (not counted in `size`).
     pub fn graced_keys(&self) -> u64 {
         self.graced_keys
@@ -1319,6 +1334,97 @@ mod tests {
         assert_eq!(e.kind(h), Kind::Hash);
         e.remove(f2, Reason::Deleted);
         assert_eq!(e.kind(h), Kind::Free);
+        assert_eq!((e.keys(), e.entries()), (0, 0));
+    }
+
+    #[test]
+    fn grace_keeps_an_expired_slot_until_its_end_then_sweeps_it() {
+        let mut e = engine(Options::default());
+        e.set_grace(50.0);
+        let s = plain(&mut e, 100.0, NEVER);
+        let other = plain(&mut e, 100.0, NEVER);
+        e.set_slot_grace(other, 10.0);
+        assert_eq!(e.stale_until(s), 0.0, "live: no stale value");
+        assert_eq!(e.tick(100.0).unwrap(), 0, "both enter grace, nothing removed");
+        assert_eq!(&e.log[..3], &[s, LOG_ENTER_GRACE | (Kind::Plain as u32) << 4, NIL]);
+        assert_eq!(e.graced_keys(), 2);
+        assert!(!e.is_live(s));
+        assert_eq!(e.stale_until(s), 150.0);
+        assert_eq!(e.stale_until(other), 110.0);
+        e.log.clear();
+        assert_eq!(e.tick(110.0).unwrap(), 1, "its own grace ends first");
+        assert_eq!(&e.log[..], &[other, Reason::Expired as u32 | (Kind::Plain as u32) << 4 | LOG_GRACED, NIL]);
+        assert_eq!(e.tick(149.0).unwrap(), 0);
+        assert_eq!(e.tick(150.0).unwrap(), 1);
+        assert_eq!((e.keys(), e.entries(), e.graced_keys()), (0, 0, 0));
+        assert_eq!(e.stale_until(s), 0.0);
+    }
+
+    #[test]
+    fn a_graced_slot_leaves_as_expired_whatever_removes_it() {
+        let mut e = engine(Options::default());
+        e.set_grace(NEVER);
+        let a = plain(&mut e, 10.0, NEVER);
+        let b = plain(&mut e, 10.0, NEVER);
+        e.advance(20.0).unwrap();
+        assert_eq!(e.expire_found(a), 0, "a read finds it expired: it enters grace");
+        assert_eq!(e.stale_until(a), NEVER);
+        assert_eq!(e.purge(), 0, "infinite grace: nothing due");
+        e.log.clear();
+        e.remove(a, Reason::Deleted);
+        assert_eq!(e.log[1], Reason::Expired as u32 | (Kind::Plain as u32) << 4 | LOG_GRACED);
+        e.log.clear();
+        e.clear();
+        assert_eq!(e.log[1], Reason::Expired as u32 | (Kind::Plain as u32) << 4 | LOG_GRACED, "b was in grace");
+        assert_eq!(e.log[0], b);
+        assert_eq!(e.graced_keys(), 0);
+        // A freed slot takes the default grace again.
+        let c = plain(&mut e, 10.0, NEVER);
+        e.set_slot_grace(c, 5.0);
+        e.remove(c, Reason::Deleted);
+        let d = plain(&mut e, 10.0, NEVER);
+        assert_eq!(c, d);
+        e.advance(30.0).unwrap();
+        assert_eq!(e.stale_until(d), NEVER);
+    }
+
+    #[test]
+    fn grace_costs_one_more_wheel_visit_per_entry() {
+        let mut e = engine(Options { sweep_budget: Some(100), ..Default::default() });
+        e.set_grace(1000.0);
+        for i in 0..1000 {
+            plain(&mut e, 10.0 + f64::from(i % 7), NEVER);
+        }
+        // Entering grace is work, not removal: one tick's work stays capped.
+        e.tick(100.0).unwrap();
+        assert!(e.log.len() / 3 <= 2 * 100 + 64, "one tick did {} records", e.log.len() / 3);
+        let mut removed = 0;
+        let mut t = 100.0;
+        while removed < 1000 {
+            removed += e.tick(t).unwrap();
+            t += 100.0;
+        }
+        assert!(t < 3000.0);
+        assert_eq!(e.counters.expired, 1000);
+        assert_eq!((e.keys(), e.entries(), e.graced_keys()), (0, 0, 0));
+    }
+
+    #[test]
+    fn a_field_enters_grace_but_its_hash_deadline_has_none() {
+        let mut e = engine(Options::default());
+        e.set_grace(100.0);
+        let h = e.insert(Kind::Hash, Clocks::NONE, 0, false);
+        let short = e.resolve(&Write { ttl: Some(10.0), ..Default::default() }).unwrap();
+        let long = e.resolve(&Write::default()).unwrap();
+        let f = e.insert_field(h, short, 0);
+        e.insert_field(h, long, 0);
+        e.tick(20.0).unwrap();
+        assert_eq!(e.stale_until(f), 110.0);
+        assert!(e.is_live(h));
+        assert!(e.expire_at(h, 30.0, None));
+        e.advance(30.0).unwrap();
+        assert_eq!(e.stale_until(f), 0.0, "the hash's own deadline passed");
+        e.tick(30.0).unwrap();
         assert_eq!((e.keys(), e.entries()), (0, 0));
     }
 
