@@ -286,9 +286,12 @@ pub(crate) struct Engine {
     grace_on: bool,
     grace: f64,
     grace_ms: Vec<f64>,
+    /// A hash is in grace when all its fields are: a key no read can see,
+    /// kept for its fields' stale values.
     in_grace: Vec<bool>,
-    /// Slots in grace, and how many of them are top-level keys.
-    graced: u64,
+    /// Fields in grace, per hash list (indexed like `hashes`).
+    hash_graced: Vec<u32>,
+    /// Top-level keys in grace (plain entries and hashes).
     graced_keys: u64,
 }
 
@@ -327,7 +330,7 @@ impl Engine {
             grace: 0.0,
             grace_ms: Vec::new(),
             in_grace: Vec::new(),
-            graced: 0,
+            hash_graced: Vec::new(),
             graced_keys: 0,
         };
         // A bounded cache gets its columns up front (as lru-cache sizes its
@@ -390,6 +393,7 @@ impl Engine {
             + self.log.capacity() * 4
             + self.grace_ms.capacity() * 8
             + self.in_grace.capacity()
+            + self.hash_graced.capacity() * 4
     }
 
     // ---- time -------------------------------------------------------------
@@ -526,6 +530,7 @@ impl Engine {
             self.grace_on = true;
             self.grace_ms = vec![self.grace; self.times.len()];
             self.in_grace = vec![false; self.times.len()];
+            self.hash_graced = vec![0; self.hashes.len()];
         }
     }
 
@@ -568,13 +573,20 @@ impl Engine {
         let i = s as usize;
         if !self.in_grace[i] {
             self.in_grace[i] = true;
-            self.graced += 1;
-            let kind = self.kind[i];
-            if kind == Kind::Plain {
+            if self.kind[i] == Kind::Plain {
                 self.graced_keys += 1;
+                self.log.extend_from_slice(&[s, LOG_ENTER_GRACE | (Kind::Plain as u32) << 4, NIL]);
+            } else {
+                let h = self.family[i];
+                self.log.extend_from_slice(&[s, LOG_ENTER_GRACE | (Kind::Field as u32) << 4, h]);
+                let hid = self.family[h as usize] as usize;
+                self.hash_graced[hid] += 1;
+                if self.hash_graced[hid] == self.hashes[hid].len {
+                    self.in_grace[h as usize] = true;
+                    self.graced_keys += 1;
+                    self.log.extend_from_slice(&[h, LOG_ENTER_GRACE | (Kind::Hash as u32) << 4, NIL]);
+                }
             }
-            let parent = if kind == Kind::Field { self.family[i] } else { NIL };
-            self.log.extend_from_slice(&[s, LOG_ENTER_GRACE | (kind as u32) << 4, parent]);
         }
         self.wheel.cancel(s);
         if end != NEVER {
@@ -784,10 +796,15 @@ impl Engine {
 
     /// An empty field list for a new hash, reusing a freed one.
     fn new_hash_list(&mut self) -> u32 {
-        self.hash_free.pop().unwrap_or_else(|| {
+        let hid = self.hash_free.pop().unwrap_or_else(|| {
             self.hashes.push(List::default());
             self.hashes.len() as u32 - 1
-        })
+        });
+        if self.grace_on {
+            self.hash_graced.resize(self.hashes.len(), 0);
+            self.hash_graced[hid as usize] = 0;
+        }
+        hid
     }
 
     fn grow(&mut self, cap: usize) {
@@ -1043,9 +1060,11 @@ impl Engine {
             return false;
         }
         self.in_grace[i] = false;
-        self.graced -= 1;
         if self.kind[i] == Kind::Plain {
             self.graced_keys -= 1;
+        } else {
+            let hid = self.family[self.family[i] as usize] as usize;
+            self.hash_graced[hid] -= 1;
         }
         true
     }
@@ -1126,9 +1145,20 @@ impl Engine {
                 if self.hashes[hid].is_empty() {
                     self.policy.remove(h);
                     self.log(h, reason, Kind::Hash, NIL);
+                    if self.grace_on && self.in_grace[h as usize] {
+                        self.in_grace[h as usize] = false;
+                        self.graced_keys -= 1;
+                        let n = self.log.len();
+                        self.log[n - 2] |= LOG_GRACED;
+                    }
                     self.hash_free.push(hid as u32);
                     self.keys -= 1;
                     self.release(h);
+                } else if self.grace_on && !self.in_grace[h as usize] && self.hash_graced[hid] == self.hashes[hid].len {
+                    // Its last field not in grace went: the key is in grace now.
+                    self.in_grace[h as usize] = true;
+                    self.graced_keys += 1;
+                    self.log.extend_from_slice(&[h, LOG_ENTER_GRACE | (Kind::Hash as u32) << 4, NIL]);
                 }
                 1
             }
@@ -1164,7 +1194,7 @@ impl Engine {
         self.free.clear();
         self.grace_ms.iter_mut().for_each(|g| *g = self.grace);
         self.in_grace.iter_mut().for_each(|g| *g = false);
-        self.graced = 0;
+        self.hash_graced.clear();
         self.graced_keys = 0;
         self.high = 0;
         self.entries = 0;
@@ -1426,6 +1456,42 @@ mod tests {
         assert_eq!(e.stale_until(f), 0.0, "the hash's own deadline passed");
         e.tick(30.0).unwrap();
         assert_eq!((e.keys(), e.entries()), (0, 0));
+    }
+
+    #[test]
+    fn a_hash_whose_fields_are_all_in_grace_is_in_grace() {
+        let mut e = engine(Options::default());
+        e.set_grace(100.0);
+        let h = e.insert(Kind::Hash, Clocks::NONE, 0, false);
+        let c = e.resolve(&Write { ttl: Some(10.0), ..Default::default() }).unwrap();
+        let f1 = e.insert_field(h, c, 0);
+        let f2 = e.insert_field(h, c, 0);
+        e.advance(20.0).unwrap();
+        assert_eq!(e.expire_found(f1), 0);
+        assert_eq!(e.graced_keys(), 0, "one field still not in grace");
+        assert_eq!(e.expire_found(h), 0, "the other field enters grace");
+        assert_eq!(e.graced_keys(), 1);
+        let hash_enters = LOG_ENTER_GRACE | (Kind::Hash as u32) << 4;
+        assert_eq!(&e.log[e.log.len() - 3..], &[h, hash_enters, NIL]);
+        e.log.clear();
+        e.remove(f2, Reason::Deleted);
+        assert_eq!(e.graced_keys(), 1, "f1 still holds the hash in grace");
+        // A hash whose last field not in grace is deleted enters grace too.
+        let h2 = e.insert(Kind::Hash, Clocks::NONE, 0, false);
+        let g1 = e.insert_field(h2, c, 0);
+        let live = e.resolve(&Write::default()).unwrap();
+        let g2 = e.insert_field(h2, live, 0);
+        e.advance(40.0).unwrap();
+        e.expire_found(g1);
+        assert_eq!(e.graced_keys(), 1);
+        e.remove(g2, Reason::Deleted);
+        assert_eq!(e.graced_keys(), 2);
+        e.remove(h2, Reason::Deleted);
+        assert_eq!(e.graced_keys(), 1);
+        e.tick(110.0).unwrap();
+        let hash_leaves = Reason::Expired as u32 | (Kind::Hash as u32) << 4 | LOG_GRACED;
+        assert_eq!(&e.log[e.log.len() - 3..], &[h, hash_leaves, NIL]);
+        assert_eq!((e.keys(), e.entries(), e.graced_keys()), (0, 0, 0));
     }
 
     #[test]

@@ -302,7 +302,7 @@ export class TtlCache {
   #misses = 0;
   #updated = 0;
   // ---- loading (fetch/hfetch) ----
-  #graced = 0; // plain keys in #index that are in grace (not counted in size)
+  #graced = 0; // keys in #index that are in grace (not counted in size)
   #loading = 0; // loads in #loads and #hloads: writes check it before looking
   #loads = null; // key -> Load
   #hloads = null; // key -> (field -> Load)
@@ -425,11 +425,12 @@ export class TtlCache {
       const kind = (flags >>> 4) & 7;
       const reason = flags & 15;
       if (reason === ENTER_GRACE) {
-        // The slot keeps its key and value for fetch; it only leaves `size`.
-        if (kind === KIND_PLAIN) this.#graced++;
+        // The slot keeps its key and value for fetch; a key (a plain entry,
+        // or a hash all of whose fields are in grace) leaves `size`.
+        if (kind !== KIND_FIELD) this.#graced++;
         continue;
       }
-      if (flags & GRACED && kind === KIND_PLAIN) this.#graced--;
+      if (flags & GRACED && kind !== KIND_FIELD) this.#graced--;
       const key = keys[s];
       const val = vals[s];
       if (this.#loading !== 0 && (reason === EVICTED || reason === DELETED || reason === CLEARED)) {
