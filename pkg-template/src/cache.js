@@ -358,7 +358,8 @@ export class TtlCache {
     if (maxEntries !== Infinity) this.#ghostCap = maxEntries;
     if (grace > 0) {
       this.#grace = grace;
-      this.#eng.setGrace(grace);
+      this.#eng.setGrace(grace); // allocates: the views may be stale after it
+      this.#drain();
     }
     this.#rebase();
     if (this.#refresh !== undefined) this.#trackBirths();
@@ -1009,7 +1010,7 @@ export class TtlCache {
     const r = this.#e().hwrite(h, f, flags, wTtl, wIdle, wAt, w);
     if (r === FAILED) throw this.#e().takeError();
     let calls = this.#drain();
-    if (this.#loading !== 0) this.#invalidate(key, field);
+    if (this.#loading !== 0) this.#invalidate(key, field, true);
     if (returning && r === NIL) this.#forget(key);
     if (calls === null && this.#dispose !== undefined) calls = [];
     if (r === NIL) {
@@ -1274,12 +1275,12 @@ export class TtlCache {
   /**
    * A write, delete, expire, eviction or clear of `key` (or of its `field`)
    * wins over its running loads: they store nothing and their signals abort.
-   * A plain key's write also ends the loads of its fields, and a field's
-   * write the load of the plain key (either store would now be WRONGTYPE).
+   * A change to the key ends the loads of its fields too; `plainToo` (hset)
+   * ends the key's plain load, whose store would now be WRONGTYPE.
    */
-  #invalidate(key, field) {
+  #invalidate(key, field, plainToo) {
     const doomed = [];
-    const ld = this.#loads === null ? undefined : this.#loads.get(key);
+    const ld = this.#loads === null || (field !== undefined && !plainToo) ? undefined : this.#loads.get(key);
     if (ld !== undefined) doomed.push(ld);
     const m = this.#hloads === null ? undefined : this.#hloads.get(key);
     if (m !== undefined) {
@@ -1389,11 +1390,13 @@ export class TtlCache {
   #store(ld, v) {
     if (ld.field === undefined) this.set(ld.key, v, ld.write);
     else this.hset(ld.key, ld.field, v, ld.write);
-    if (ld.grace === undefined || ld.grace === this.#grace) return;
+    if (ld.grace === undefined) return;
     const s = this.#slot(ld.key);
     if (s === undefined) return;
     const f = ld.field === undefined ? s : this.#vals[s].fields.get(ld.field);
-    if (f !== undefined && this.#live(f)) this.#e().setSlotGrace(f, ld.grace);
+    if (f === undefined || !this.#live(f)) return;
+    this.#e().setSlotGrace(f, ld.grace);
+    this.#flush(this.#drain()); // it may allocate, which makes the views stale
   }
 
   // ---- snapshots (format: SNAPSHOT.md; tape: src/binding/snap.rs) ----------

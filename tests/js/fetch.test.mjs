@@ -521,3 +521,19 @@ test("stats: loads, loadErrors, coalesced, refreshes and staleServed start at 0"
   const s = new TtlCache({ now: 0 }).stats();
   for (const k of ["loads", "loadErrors", "coalesced", "refreshes", "staleServed"]) assert.equal(s[k], 0, k);
 });
+
+test("a fetch's own grace may grow wasm memory: every cache's reads stay right", async () => {
+  const other = new TtlCache({ now: 0 });
+  other.set("k", "v");
+  const big = new TtlCache({ now: 0 });
+  for (let i = 0; i < 300_000; i++) big.set(`k${i}`, i);
+  const before = other.stats().wasmBytes;
+  await big.fetch("x", () => 1, { grace: 10 }); // the first per-entry grace: new columns
+  assert.equal(other.get("k"), "v");
+  assert.equal(big.get("k299999"), 299999);
+  assert.ok(other.stats().wasmBytes > before, "this test needs the memory to grow"); // (stats() refreshes the views)
+  const g = new TtlCache({ now: 0, grace: 5, maxEntries: 400_000 }); // the constructor's too
+  assert.equal(other.get("k"), "v");
+  g.set("a", 1);
+  assert.equal(g.get("a"), 1);
+});
