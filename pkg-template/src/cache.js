@@ -261,7 +261,13 @@ class Load {
     this.live = true;
     this.background = background;
     this.settled = false;
-    this.subs = []; // waiters: { resolve, reject, signal, onAbort }
+    this.subs = []; // waiters with a signal: { resolve, reject, signal, onAbort }
+    // Waiters without one share one promise: a stampede of N fetches costs
+    // one promise, as one load does.
+    this.shared = null;
+    this.sharedN = 0;
+    this.resolve = null;
+    this.reject = null;
   }
 }
 
@@ -1312,17 +1318,26 @@ export class TtlCache {
 
   /** A promise for `ld`'s outcome; `signal` lets this caller stop waiting. */
   #wait(ld, signal) {
+    if (signal === undefined) {
+      if (ld.shared === null) {
+        ld.shared = new Promise((resolve, reject) => {
+          ld.resolve = resolve;
+          ld.reject = reject;
+        });
+      }
+      ld.sharedN++;
+      return ld.shared;
+    }
     return new Promise((resolve, reject) => {
       const sub = { resolve, reject, signal, onAbort: null };
       ld.subs.push(sub);
-      if (signal === undefined) return;
       sub.onAbort = () => {
         const i = ld.subs.indexOf(sub);
         if (i < 0) return;
         ld.subs.splice(i, 1);
         reject(signal.reason);
         // The last waiter gone: nobody wants this load any more.
-        if (ld.subs.length === 0 && !ld.background && !ld.settled) {
+        if (ld.subs.length === 0 && ld.sharedN === 0 && !ld.background && !ld.settled) {
           this.#unlist(ld);
           ld.ctrl.abort();
         }
@@ -1362,22 +1377,26 @@ export class TtlCache {
     }
     const subs = ld.subs;
     ld.subs = [];
-    for (const sub of subs) if (sub.onAbort !== null) sub.signal.removeEventListener("abort", sub.onAbort);
+    for (const sub of subs) sub.signal.removeEventListener("abort", sub.onAbort);
+    const waiters = subs.length + ld.sharedN;
     if (ok) {
       for (const sub of subs) sub.resolve(v);
+      if (ld.shared !== null) ld.resolve(v);
       return;
     }
     this.#loadErrors++;
-    const stale = subs.length === 0 ? null : this.#stale(ld.key, ld.field);
+    const stale = waiters === 0 ? null : this.#stale(ld.key, ld.field);
     if (stale !== null) {
-      this.#staleServed += subs.length;
+      this.#staleServed += waiters;
       for (const sub of subs) sub.resolve(stale[0]);
+      if (ld.shared !== null) ld.resolve(stale[0]);
     } else {
       for (const sub of subs) sub.reject(v);
+      if (ld.shared !== null) ld.reject(v);
     }
     // An error no caller was rejected with goes to onLoadError, unless it is
     // the abort this cache asked for.
-    if ((subs.length === 0 || stale !== null) && !ld.ctrl.signal.aborted && this.#onLoadError !== undefined) {
+    if ((waiters === 0 || stale !== null) && !ld.ctrl.signal.aborted && this.#onLoadError !== undefined) {
       try {
         this.#onLoadError(v, ld.key, ld.field);
       } catch {
