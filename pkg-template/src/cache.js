@@ -841,12 +841,17 @@ export class TtlCache {
   /** Removes `key` (a plain entry or a whole hash). @returns {boolean} */
   delete(key) {
     checkString("key", key);
-    if (this.#loading !== 0) this.#invalidate(key, undefined);
     const s = this.#slot(key);
-    if (s === undefined) return false;
+    if (s === undefined) {
+      if (this.#loading !== 0) this.#invalidate(key, undefined); // a cold key's load
+      return false;
+    }
     const live = this.#liveKey(s);
     this.#e().remove(s, live ? DELETED : EXPIRED);
-    this.#flush(this.#drain());
+    const calls = this.#drain();
+    // After the state is complete: aborting runs the loaders' listeners.
+    if (this.#loading !== 0) this.#invalidate(key, undefined);
+    this.#flush(calls);
     return live;
   }
 
@@ -1016,10 +1021,10 @@ export class TtlCache {
     const r = this.#e().hwrite(h, f, flags, wTtl, wIdle, wAt, w);
     if (r === FAILED) throw this.#e().takeError();
     let calls = this.#drain();
-    if (this.#loading !== 0) this.#invalidate(key, field, true);
     if (returning && r === NIL) this.#forget(key);
     if (calls === null && this.#dispose !== undefined) calls = [];
     if (r === NIL) {
+      if (this.#loading !== 0) this.#invalidate(key, field, true);
       this.#flush(calls);
       return false;
     }
@@ -1043,6 +1048,8 @@ export class TtlCache {
       this.#vals[r] = value;
       if (calls !== null && old !== value) calls.push(old, key, "replaced", field);
     }
+    // After the state is complete: aborting runs the loaders' listeners.
+    if (this.#loading !== 0) this.#invalidate(key, field, true);
     this.#flush(calls);
     return isNew;
   }
@@ -1091,10 +1098,14 @@ export class TtlCache {
     checkString("key", key);
     checkString("field", field);
     const f = this.#fieldSlot(this.#hashSlot(key), field);
-    if (this.#loading !== 0) this.#invalidate(key, field);
-    if (f === NIL) return false;
+    if (f === NIL) {
+      if (this.#loading !== 0) this.#invalidate(key, field);
+      return false;
+    }
     this.#e().remove(f, DELETED);
-    this.#flush(this.#drain());
+    const calls = this.#drain();
+    if (this.#loading !== 0) this.#invalidate(key, field);
+    this.#flush(calls);
     return true;
   }
 

@@ -537,3 +537,31 @@ test("a fetch's own grace may grow wasm memory: every cache's reads stay right",
   g.set("a", 1);
   assert.equal(g.get("a"), 1);
 });
+
+test("a loader's abort listener may call back into the cache: it runs once the winning write is complete", async () => {
+  const { log, dispose } = recorder();
+  const c = new TtlCache({ now: 0, refresh: 10, dispose });
+  c.set("k", "old");
+  c.hset("h", "f", "old-f");
+  c.tick(20);
+  const seen = [];
+  const loader = (key, ...rest) => {
+    const { signal } = rest[rest.length - 1];
+    signal.addEventListener("abort", () => {
+      seen.push([key, c.has(key), c.size]);
+      c.set("side", key); // a write from inside the listener
+      if (key === "k") c.set("k", "from-listener");
+    });
+    return new Promise(() => {}); // hangs
+  };
+  assert.equal(await c.fetch("k", loader), "old"); // a background refresh starts
+  assert.equal(await c.hfetch("h", "f", loader, { refresh: 10 }), "old-f");
+  c.delete("k");
+  assert.deepEqual(seen, [["k", false, 1]], "the delete was complete when the listener ran");
+  assert.equal(c.get("k"), "from-listener");
+  assert.deepEqual(log, [["old", "k", "deleted", undefined]]);
+  c.hdel("h", "f");
+  assert.deepEqual(seen[1], ["h", false, 2]);
+  assert.equal(c.get("side"), "h");
+  assert.equal(c.size, 2);
+});
