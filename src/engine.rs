@@ -1171,13 +1171,10 @@ impl Engine {
             for s in 0..self.kind.len() as u32 {
                 if self.kind[s as usize] == pass {
                     let parent = if pass == Kind::Field { self.family[s as usize] } else { NIL };
-                    if self.grace_on && self.in_grace[s as usize] {
-                        self.log(s, Reason::Expired, pass, parent);
-                        let n = self.log.len();
-                        self.log[n - 2] |= LOG_GRACED;
-                    } else {
-                        self.log(s, Reason::Cleared, pass, parent);
-                    }
+                    // A value in grace had already expired: it leaves as such.
+                    let graced = self.grace_on && self.in_grace[s as usize];
+                    let (reason, bit) = if graced { (Reason::Expired, LOG_GRACED) } else { (Reason::Cleared, 0) };
+                    self.log.extend_from_slice(&[s, reason as u32 | (pass as u32) << 4 | bit, parent]);
                 }
             }
         }
@@ -1192,8 +1189,8 @@ impl Engine {
         self.wheel.reset_cursor(cur);
         self.policy.clear();
         self.free.clear();
-        self.grace_ms.iter_mut().for_each(|g| *g = self.grace);
-        self.in_grace.iter_mut().for_each(|g| *g = false);
+        self.grace_ms.fill(self.grace);
+        self.in_grace.fill(false);
         self.hash_graced.clear();
         self.graced_keys = 0;
         self.high = 0;
