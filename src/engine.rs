@@ -571,6 +571,10 @@ impl Engine {
             return false;
         }
         let i = s as usize;
+        if self.in_grace[i] && self.wheel.is_scheduled(s) {
+            // Found again by a read: already waiting for its grace to end.
+            return true;
+        }
         if !self.in_grace[i] {
             self.in_grace[i] = true;
             if self.kind[i] == Kind::Plain {
@@ -604,6 +608,8 @@ impl Engine {
     pub fn expire_found(&mut self, s: u32) -> u64 {
         let kind = self.kind[s as usize];
         match kind {
+            // All its fields wait out their grace already: nothing to walk.
+            Kind::Hash if self.grace_on && self.in_grace[s as usize] => 0,
             Kind::Hash if self.grace_on && self.own_live(s) => {
                 // Removing a field leaves its siblings' links intact; the last
                 // one, which takes the hash, has no next.
@@ -1471,6 +1477,12 @@ mod tests {
         let hash_enters = LOG_ENTER_GRACE | (Kind::Hash as u32) << 4;
         assert_eq!(&e.log[e.log.len() - 3..], &[h, hash_enters, NIL]);
         e.log.clear();
+        // Reads that find it again do no work: no walk, no wheel moves.
+        let (scheduled, cascaded) = (e.scheduled(), e.counters.cascaded);
+        assert_eq!(e.expire_found(h), 0);
+        assert_eq!(e.expire_found(f1), 0);
+        assert!(e.log.is_empty());
+        assert_eq!((e.scheduled(), e.counters.cascaded), (scheduled, cascaded));
         e.remove(f2, Reason::Deleted);
         assert_eq!(e.graced_keys(), 1, "f1 still holds the hash in grace");
         // A hash whose last field not in grace is deleted enters grace too.

@@ -17,6 +17,7 @@ const REASONS = ["expired", "evicted", "deleted", "replaced", "cleared"];
 const EXPIRED = 0;
 const DELETED = 2;
 const KIND_PLAIN = 1;
+const KIND_HASH = 2;
 const KIND_FIELD = 3;
 const GHOST = 1 << 7;
 const GRACED = 1 << 8; // the removed slot was in grace (engine LOG_GRACED)
@@ -90,6 +91,9 @@ function grow(a, cap) {
 class Hash {
   constructor() {
     this.fields = new Map();
+    // Every field is in grace (stale-if-error): the key is dead to reads,
+    // which then need not walk its fields to learn it.
+    this.graced = false;
   }
 }
 
@@ -435,6 +439,7 @@ export class TtlCache {
         // The slot keeps its key and value for fetch; a key (a plain entry,
         // or a hash all of whose fields are in grace) leaves `size`.
         if (kind !== KIND_FIELD) this.#graced++;
+        if (kind === KIND_HASH) vals[s].graced = true;
         continue;
       }
       if (flags & GRACED && kind !== KIND_FIELD) this.#graced--;
@@ -545,6 +550,7 @@ export class TtlCache {
     if (!this.#live(s)) return false;
     const v = this.#vals[s];
     if (!(v instanceof Hash)) return true;
+    if (v.graced) return false;
     for (const f of v.fields.values()) if (this.#live(f)) return true;
     return false;
   }
@@ -1354,6 +1360,8 @@ export class TtlCache {
         }
       };
       signal.addEventListener("abort", sub.onAbort, { once: true });
+      // The loader runs before this: it may have aborted the signal already.
+      if (signal.aborted) sub.onAbort();
     });
   }
 

@@ -565,3 +565,51 @@ test("a loader's abort listener may call back into the cache: it runs once the w
   assert.equal(c.get("side"), "h");
   assert.equal(c.size, 2);
 });
+
+test("a loader that aborts its own caller's signal: that caller stops waiting at once", async () => {
+  const c = new TtlCache({ now: 0 });
+  const ac = new AbortController();
+  let signal;
+  const p = c.fetch(
+    "k",
+    (key, ctx) => {
+      signal = ctx.signal;
+      ac.abort(new Error("aborted inside"));
+      return new Promise(() => {});
+    },
+    { signal: ac.signal },
+  );
+  await assert.rejects(p, /aborted inside/);
+  assert.equal(signal.aborted, true, "no waiter left: the load is aborted");
+  let n = 0;
+  assert.equal(await c.fetch("k", () => ++n), 1, "and the next fetch loads again");
+});
+
+test("grace: a hash whose fields are all in grace is out of size and reads; a write replaces it", async () => {
+  const { log, dispose } = recorder();
+  const c = new TtlCache({ now: 0, ttl: 10, grace: 100, dispose });
+  c.hset("h", "a", 1);
+  c.hset("h", "b", 2, { ttl: 20 });
+  c.set("p", 0, { ttl: Infinity });
+  c.tick(15);
+  assert.equal(c.size, 2, "b is live: the key counts");
+  c.tick(25);
+  assert.equal(c.size, 1);
+  assert.equal(c.stats().size, 1);
+  assert.equal(c.has("h"), false);
+  assert.equal(c.hlen("h"), 0);
+  assert.equal(c.get("p"), 0);
+  assert.deepEqual([...c.keys()], ["p"]);
+  assert.equal(c.get("h"), undefined, "a dead hash reads as missing, not WRONGTYPE");
+  assert.equal(await c.hfetch("h", "b", () => Promise.reject(new Error("x"))), 2);
+  assert.deepEqual(log, []);
+  c.set("h", "plain now", { ttl: Infinity }); // replaces the dead hash, fields and all
+  assert.deepEqual(log.map(([v, k, r, f]) => [v, k, r, f]).sort(), [
+    [1, "h", "expired", "a"],
+    [2, "h", "expired", "b"],
+  ]);
+  assert.equal(c.size, 2);
+  c.tick(1000);
+  assert.equal(c.size, 2);
+  assert.equal(c.stats().entries, 2);
+});
