@@ -613,3 +613,10 @@ test("grace: a hash whose fields are all in grace is out of size and reads; a wr
   assert.equal(c.size, 2);
   assert.equal(c.stats().entries, 2);
 });
+
+// Last in the file: nothing above left an unhandled rejection behind.
+test("no load error in this file became an unhandled rejection", async () => {
+  await settle();
+  await settle();
+  assert.deepEqual(unhandled, []);
+});
