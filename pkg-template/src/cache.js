@@ -885,7 +885,11 @@ export class TtlCache {
     return this.#expireKey(key, undefined, this.#liveSlot(key), t, false, condCode(cond));
   }
 
-  /** #expire, and an expiry that changed something wins over a running load. */
+  /**
+   * Moves slot `s`'s absolute deadline (`expire`, `expireAt` and their hash
+   * forms); one that changed something wins over a running load of `key`
+   * (`field`).
+   */
   #expireKey(key, field, s, t, rel, c) {
     const r = this.#e().expireAt(s, t, rel, c);
     const calls = this.#drain();
