@@ -34,6 +34,8 @@ const HAS_AT: u32 = 4;
 const KEEP_TTL: u32 = 8;
 const TO_MAIN: u32 = 16;
 const FAILED: u32 = NIL - 1;
+/// `remove`'s reason for lazy expiry (see there).
+const FOUND_EXPIRED: u8 = 255;
 
 // The status block JS reads after each call (and writes ST_PENDING into).
 const ST_LOG: usize = 0;
@@ -261,17 +263,15 @@ impl RawEngine {
         self.error.take().map_or(JsValue::UNDEFINED, JsValue::from)
     }
 
-    /// Turns on grace (stale-if-error) with a default of `ms` (validated by
-    /// JS: a non-negative number or `Infinity`).
+    /// Grace (stale-if-error, ms; JS validated it): slot `s`'s own, or with
+    /// `s = NIL` the default, which turns grace on. One method for both: each
+    /// binding method carries the `call` prologue.
     #[wasm_bindgen(js_name = setGrace)]
-    pub fn set_grace(&mut self, ms: f64) {
-        self.call(|e| e.set_grace(ms));
-    }
-
-    /// Gives live slot `s` its own grace of `ms`.
-    #[wasm_bindgen(js_name = setSlotGrace)]
-    pub fn set_slot_grace(&mut self, s: u32, ms: f64) {
-        self.call(|e| e.set_slot_grace(s, ms));
+    pub fn set_grace(&mut self, s: u32, ms: f64) {
+        self.call(|e| match Self::slot(s) {
+            Some(s) => e.set_slot_grace(s, ms),
+            None => e.set_grace(ms),
+        });
     }
 
     /// Until when expired slot `s` keeps its value as a fallback; 0 if not.
@@ -280,16 +280,12 @@ impl RawEngine {
         self.e.stale_until(s)
     }
 
-    /// Lazy expiry of slot `s`, found expired by a read: removes it, or
-    /// keeps it in grace. Returns how many entries were removed.
-    #[wasm_bindgen(js_name = expireFound)]
-    pub fn expire_found(&mut self, s: u32) -> f64 {
-        self.call(|e| e.expire_found(s)) as f64
-    }
-
-    /// Removes slot `s`; `reason` as in `Reason`.
+    /// Removes slot `s`; `reason` as in `Reason`, or `FOUND_EXPIRED`: lazy
+    /// expiry of a slot a read found expired, which keeps it if it has
+    /// grace left (one method, not two: each carries the `call` prologue).
     pub fn remove(&mut self, s: u32, reason: u8) -> f64 {
-        self.call(|e| e.remove(s, Reason::from_u8(reason))) as f64
+        self.call(|e| if reason == FOUND_EXPIRED { e.expire_found(s) } else { e.remove(s, Reason::from_u8(reason)) })
+            as f64
     }
 
     /// `expire` (`rel`: `t` is ms from now) or `expireAt` on slot `s`

@@ -15,6 +15,7 @@ const NIL = 0xffffffff;
 const FAILED = 0xfffffffe; // write/hwrite: the call threw; fetch it with takeError()
 const REASONS = ["expired", "evicted", "deleted", "replaced", "cleared"];
 const EXPIRED = 0;
+const FOUND_EXPIRED = 255; // remove(): lazy expiry, which a value's grace may defer
 const DELETED = 2;
 const KIND_PLAIN = 1;
 const KIND_HASH = 2;
@@ -368,7 +369,7 @@ export class TtlCache {
     if (maxEntries !== Infinity) this.#ghostCap = maxEntries;
     if (grace > 0) {
       this.#grace = grace;
-      this.#eng.setGrace(grace); // allocates: the views may be stale after it
+      this.#eng.setGrace(NIL, grace); // allocates: the views may be stale after it
       this.#drain();
     }
     this.#rebase();
@@ -538,7 +539,7 @@ export class TtlCache {
 
   /** Removes an expired slot found by a read (lazy expiry), or lets it enter its grace. */
   #expireNow(s) {
-    this.#e().expireFound(s);
+    this.#e().remove(s, FOUND_EXPIRED);
     this.#flush(this.#drain());
   }
 
@@ -1437,7 +1438,7 @@ export class TtlCache {
     if (s === undefined) return;
     const f = ld.field === undefined ? s : this.#vals[s].fields.get(ld.field);
     if (f === undefined || !this.#live(f)) return;
-    this.#e().setSlotGrace(f, ld.grace);
+    this.#e().setGrace(f, ld.grace);
     this.#flush(this.#drain()); // it may allocate, which makes the views stale
   }
 
