@@ -211,14 +211,17 @@ function checkLifetime(arg, v) {
   if (!(v > 0)) throw new RangeError(`${arg}: must be a positive number of milliseconds or Infinity, got ${describe(v)}`);
 }
 
+// An option-less fetch (the common one) allocates no options record.
+const NO_FETCH_OPTIONS = Object.freeze({ write: undefined, refresh: undefined, grace: undefined, signal: undefined });
+
 /**
  * Validates `fetch`/`hfetch` options up front (a fetch rejects before it
  * changes anything, and its write happens later). Returns the write options
  * for the store (or `undefined`) and the loading ones.
  */
 function parseFetch(opts) {
+  if (opts === undefined) return NO_FETCH_OPTIONS;
   const r = { write: undefined, refresh: undefined, grace: undefined, signal: undefined };
-  if (opts === undefined) return r;
   checkOptions("opts", opts, FETCH_OPTIONS);
   const { ttl, idle, expireAt, refresh, grace, signal } = opts;
   if (ttl !== undefined && expireAt !== undefined) throw new TypeError("expireAt: cannot be combined with ttl");
