@@ -143,6 +143,48 @@ function condCode(cond) {
   return c;
 }
 
+// lru-cache (v11) option names, with what a user moving to lapse should use
+// instead. Consulted only when an option is rejected, so a migrating user's
+// `{ max: 100 }` fails with a pointer rather than a bare "unknown option".
+const LRU_CTOR_HINTS = {
+  max: "use maxEntries (a hash counts one entry per field)",
+  maxSize: "use maxBytes, with sizeOf(value, key)",
+  sizeCalculation: "use sizeOf(value, key), with maxBytes",
+  maxEntrySize: "none: a value whose sizeOf is over maxBytes throws RangeError",
+  ttlAutopurge: "none needed: no read returns an expired entry, and writes and tick() reclaim them (schedule tick() at nextExpiry() to reclaim sooner)",
+  ttlResolution: "none: the default clock reads Date.now() at most once per synchronous run of JS",
+  updateAgeOnGet: "use idle (a sliding window that get, hget and touch restart; ttl stays an absolute cap)",
+  updateAgeOnHas: "none: has() never restarts the idle window; call touch(key)",
+  allowStale: "none: no read returns an expired entry; grace keeps one for fetch() to fall back on when its loader fails",
+  noDeleteOnStaleGet: "none: no read returns an expired entry",
+  disposeAfter: "use dispose, which runs once the cache's state is complete",
+  onInsert: "none",
+  noDisposeOnSet: "none: dispose(old, key, \"replaced\") runs only when the value changed; skip that reason in dispose",
+  noUpdateTTL: "use set(key, value, { keepTtl: true }) on the writes that should keep the deadlines",
+  fetchMethod: "use cache.fetch(key, loader), with the loader per call",
+  memoMethod: "none: use get() and set(), or fetch(key, loader)",
+  noDeleteOnFetchRejection: "none needed: a failed load removes nothing",
+  allowStaleOnFetchRejection: "use grace (ms an expired value stays available to fetch() if its loader fails)",
+  allowStaleOnFetchAbort: "none: grace serves an expired value only when a loader fails",
+  ignoreFetchAbort: "none: a load superseded by a write, delete, eviction or clear of its key still resolves its waiters, and is not stored",
+  backgroundFetchSize: "none: a running load takes no room in the cache",
+  perf: "use clock: () => number (or now: number for a manual clock moved by tick(t))",
+};
+const LRU_WRITE_HINTS = {
+  noUpdateTTL: "use keepTtl: true",
+  size: "none: sizeOf(value, key) from the constructor measures every write",
+  sizeCalculation: "none per write: pass sizeOf(value, key) to the constructor",
+  noDisposeOnSet: "none: dispose(old, key, \"replaced\") runs only when the value changed; skip that reason in dispose",
+  start: "none: a write starts its clocks at cache.now; give expireAt: start + ttl instead",
+  status: "none: read cache.stats()",
+};
+
+function unknownOption(arg, k, allowed) {
+  const hints = allowed === CTOR_OPTIONS ? LRU_CTOR_HINTS : allowed === WRITE_OPTIONS ? LRU_WRITE_HINTS : null;
+  const hint = hints !== null && Object.hasOwn(hints, k) ? ` (an lru-cache option): ${hints[k]}` : "";
+  return new TypeError(`${arg}: unknown option ${JSON.stringify(k)}${hint}`);
+}
+
 function checkOptions(arg, opts, allowed) {
   if (opts === null || typeof opts !== "object" || Array.isArray(opts)) {
     throw new TypeError(`${arg}: must be an object, got ${describe(opts)}`);
@@ -150,7 +192,7 @@ function checkOptions(arg, opts, allowed) {
   // for-in, not Object.keys: this runs on every write with options, and
   // must not allocate.
   for (const k in opts) {
-    if (!allowed.has(k)) throw new TypeError(`${arg}: unknown option ${JSON.stringify(k)}`);
+    if (!allowed.has(k)) throw unknownOption(arg, k, allowed);
   }
 }
 
