@@ -1054,23 +1054,28 @@ impl Engine {
 
     // ---- removal ----------------------------------------------------------
 
-    fn log(&mut self, s: u32, reason: Reason, kind: Kind, parent: u32) {
-        self.log.extend_from_slice(&[s, reason as u32 | (kind as u32) << 4, parent]);
+    /// Logs the removal of slot `s` and returns the reason logged: a value
+    /// in grace had expired already and leaves as such, flagged
+    /// `LOG_GRACED` (the host stopped counting it when it entered).
+    fn log(&mut self, s: u32, reason: Reason, kind: Kind, parent: u32) -> Reason {
+        let (reason, bit) = if self.leave_grace(s, kind) { (Reason::Expired, LOG_GRACED) } else { (reason, 0) };
+        self.log.extend_from_slice(&[s, reason as u32 | (kind as u32) << 4 | bit, parent]);
+        reason
     }
 
-    /// Whether slot `s` is in grace; if so, drops it from the grace counts
+    /// Whether slot `s` is in grace; if so, takes it out of the grace counts
     /// (it is being removed).
-    fn leave_grace(&mut self, s: u32) -> bool {
+    fn leave_grace(&mut self, s: u32, kind: Kind) -> bool {
         let i = s as usize;
         if !self.grace_on || !self.in_grace[i] {
             return false;
         }
         self.in_grace[i] = false;
-        if self.kind[i] == Kind::Plain {
-            self.graced_keys -= 1;
-        } else {
+        if kind == Kind::Field {
             let hid = self.family[self.family[i] as usize] as usize;
             self.hash_graced[hid] -= 1;
+        } else {
+            self.graced_keys -= 1;
         }
         true
     }
@@ -1104,15 +1109,8 @@ impl Engine {
         match self.kind[i] {
             Kind::Free | Kind::Reserved => 0,
             Kind::Plain => {
-                // A graced value leaves as what it is, expired (for `dispose`).
-                let graced = self.leave_grace(s);
-                let reason = if graced { Reason::Expired } else { reason };
                 self.policy.remove(s);
-                self.log(s, reason, Kind::Plain, NIL);
-                if graced {
-                    let n = self.log.len();
-                    self.log[n - 2] |= LOG_GRACED;
-                }
+                let reason = self.log(s, reason, Kind::Plain, NIL);
                 self.bytes -= u64::from(self.weight[i]);
                 self.entries -= 1;
                 self.keys -= 1;
@@ -1139,24 +1137,12 @@ impl Engine {
                 self.weight[h as usize] -= w;
                 self.bytes -= u64::from(w);
                 self.entries -= 1;
-                let graced = self.leave_grace(s);
-                let field_reason = if graced { Reason::Expired } else { reason };
-                self.log(s, field_reason, Kind::Field, h);
-                if graced {
-                    let n = self.log.len();
-                    self.log[n - 2] |= LOG_GRACED;
-                }
+                let field_reason = self.log(s, reason, Kind::Field, h);
                 self.release(s);
                 self.count(field_reason, 1);
                 if self.hashes[hid].is_empty() {
                     self.policy.remove(h);
                     self.log(h, reason, Kind::Hash, NIL);
-                    if self.grace_on && self.in_grace[h as usize] {
-                        self.in_grace[h as usize] = false;
-                        self.graced_keys -= 1;
-                        let n = self.log.len();
-                        self.log[n - 2] |= LOG_GRACED;
-                    }
                     self.hash_free.push(hid as u32);
                     self.keys -= 1;
                     self.release(h);
@@ -1177,10 +1163,7 @@ impl Engine {
             for s in 0..self.kind.len() as u32 {
                 if self.kind[s as usize] == pass {
                     let parent = if pass == Kind::Field { self.family[s as usize] } else { NIL };
-                    // A value in grace had already expired: it leaves as such.
-                    let graced = self.grace_on && self.in_grace[s as usize];
-                    let (reason, bit) = if graced { (Reason::Expired, LOG_GRACED) } else { (Reason::Cleared, 0) };
-                    self.log.extend_from_slice(&[s, reason as u32 | (pass as u32) << 4 | bit, parent]);
+                    self.log(s, Reason::Cleared, pass, parent);
                 }
             }
         }
