@@ -528,9 +528,10 @@ impl Engine {
     fn enable_grace(&mut self) {
         if !self.grace_on {
             self.grace_on = true;
-            self.grace_ms = vec![self.grace; self.times.len()];
-            self.in_grace = vec![false; self.times.len()];
-            self.hash_graced = vec![0; self.hashes.len()];
+            // (resize, not vec!: the same code as grow's, and no alloc macro in no_std)
+            self.grace_ms.resize(self.times.len(), self.grace);
+            self.in_grace.resize(self.times.len(), false);
+            self.hash_graced.resize(self.hashes.len(), 0);
         }
     }
 
