@@ -205,6 +205,7 @@ demo: setup build
 BENCH_ARGS ?=
 bench: setup build
 	node bench/run.mjs $(BENCH_ARGS)
+	node --expose-gc bench/clock.mjs
 
 # cargo-fuzz needs nightly flags; RUSTC_BOOTSTRAP=1 lets this stable toolchain
 # take them. Targets: snapshot_decode (the decoder on arbitrary bytes; what it
