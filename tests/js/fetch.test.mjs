@@ -614,6 +614,26 @@ test("grace: a hash whose fields are all in grace is out of size and reads; a wr
   assert.equal(c.stats().entries, 2);
 });
 
+test("a followed clock (clock: () => t): refresh and grace follow it with no tick()", async () => {
+  let t = 1_000;
+  const c = new TtlCache({ clock: () => t, ttl: 100, grace: 50, refresh: 30 });
+  assert.equal(await c.fetch("k", () => "v1"), "v1");
+  t = 1_040; // 40 ms old: past refresh
+  let calls = 0;
+  assert.equal(await c.fetch("k", () => (calls++, "v2")), "v1");
+  assert.equal(calls, 1);
+  await settle();
+  assert.equal(c.get("k"), "v2");
+  t = 1_145; // v2 (written at 1_040) expired at 1_140; its grace lasts to 1_190
+  await settle();
+  assert.equal(c.get("k"), undefined);
+  assert.equal(c.size, 0);
+  assert.equal(await c.fetch("k", () => Promise.reject(new Error("down"))), "v2");
+  t = 1_190;
+  await settle();
+  await assert.rejects(c.fetch("k", () => Promise.reject(new Error("down"))), /down/);
+});
+
 // Last in the file: nothing above left an unhandled rejection behind.
 test("no load error in this file became an unhandled rejection", async () => {
   await settle();
