@@ -280,15 +280,13 @@ pub(crate) struct Engine {
     pub log: Vec<u32>,
     pub counters: Counters,
     /// Stale-if-error (the JS `grace` option): once on, `grace_ms` holds each
-    /// slot's grace and `in_grace` marks slots past their deadline that are
-    /// kept until `deadline + grace`. Both columns stay empty in a cache that
-    /// never uses grace, so it pays nothing per entry.
+    /// slot's grace, and its sign bit whether the slot is in grace (past its
+    /// deadline, kept until `deadline + grace`; a hash is in grace when all
+    /// its fields are). One column, not two: it stays empty in a cache that
+    /// never uses grace, so such a cache pays nothing per entry.
     grace_on: bool,
     grace: f64,
     grace_ms: Vec<f64>,
-    /// A hash is in grace when all its fields are: a key no read can see,
-    /// kept for its fields' stale values.
-    in_grace: Vec<bool>,
     /// Fields in grace, per hash list (indexed like `hashes`).
     hash_graced: Vec<u32>,
     /// Top-level keys in grace (plain entries and hashes).
@@ -329,7 +327,6 @@ impl Engine {
             grace_on: false,
             grace: 0.0,
             grace_ms: Vec::new(),
-            in_grace: Vec::new(),
             hash_graced: Vec::new(),
             graced_keys: 0,
         };
@@ -392,7 +389,6 @@ impl Engine {
             + self.free.capacity() * 4
             + self.log.capacity() * 4
             + self.grace_ms.capacity() * 8
-            + self.in_grace.capacity()
             + self.hash_graced.capacity() * 4
     }
 
@@ -566,7 +562,6 @@ impl Engine {
             self.grace_on = true;
             // (resize, not vec!: the same code as grow's, and no alloc macro in no_std)
             self.grace_ms.resize(self.times.len(), self.grace);
-            self.in_grace.resize(self.times.len(), false);
             self.hash_graced.resize(self.hashes.len(), 0);
         }
     }
@@ -591,12 +586,22 @@ impl Engine {
             return 0.0;
         }
         let d = self.times[i].deadline();
-        let end = d + self.grace_ms[i];
+        let end = d + self.grace_ms[i].abs();
         if d > self.now() || end <= self.now() {
             0.0
         } else {
             end
         }
+    }
+
+    /// Whether slot `i` is in grace (the sign bit of its `grace_ms`).
+    fn graced(&self, i: usize) -> bool {
+        self.grace_on && self.grace_ms[i].is_sign_negative()
+    }
+
+    fn set_graced(&mut self, i: usize, on: bool) {
+        let g = self.grace_ms[i].abs();
+        self.grace_ms[i] = if on { -g } else { g };
     }
 
     /// Keeps expired slot `s` (unscheduled by the caller, or not) in grace
@@ -608,12 +613,12 @@ impl Engine {
             return false;
         }
         let i = s as usize;
-        if self.in_grace[i] && self.wheel.is_scheduled(s) {
+        if self.graced(i) && self.wheel.is_scheduled(s) {
             // Found again by a read: already waiting for its grace to end.
             return true;
         }
-        if !self.in_grace[i] {
-            self.in_grace[i] = true;
+        if !self.graced(i) {
+            self.set_graced(i, true);
             if self.kind[i] == Kind::Plain {
                 self.graced_keys += 1;
                 self.log.extend_from_slice(&[s, LOG_ENTER_GRACE | (Kind::Plain as u32) << 4, NIL]);
@@ -623,7 +628,7 @@ impl Engine {
                 let hid = self.family[h as usize] as usize;
                 self.hash_graced[hid] += 1;
                 if self.hash_graced[hid] == self.hashes[hid].len {
-                    self.in_grace[h as usize] = true;
+                    self.set_graced(h as usize, true);
                     self.graced_keys += 1;
                     self.log.extend_from_slice(&[h, LOG_ENTER_GRACE | (Kind::Hash as u32) << 4, NIL]);
                 }
@@ -646,7 +651,7 @@ impl Engine {
         let kind = self.kind[s as usize];
         match kind {
             // All its fields wait out their grace already: nothing to walk.
-            Kind::Hash if self.grace_on && self.in_grace[s as usize] => 0,
+            Kind::Hash if self.graced(s as usize) => 0,
             Kind::Hash if self.grace_on && self.own_live(s, self.now()) => {
                 // Removing a field leaves its siblings' links intact; the last
                 // one, which takes the hash, has no next.
@@ -861,7 +866,6 @@ impl Engine {
         self.times.resize(cap, Times::EMPTY);
         if self.grace_on {
             self.grace_ms.resize(cap, self.grace);
-            self.in_grace.resize(cap, false);
         }
         self.kind.resize(cap, Kind::Free);
         self.weight.resize(cap, 0);
@@ -1111,10 +1115,10 @@ impl Engine {
     /// (it is being removed).
     fn leave_grace(&mut self, s: u32, kind: Kind) -> bool {
         let i = s as usize;
-        if !self.grace_on || !self.in_grace[i] {
+        if !self.graced(i) {
             return false;
         }
-        self.in_grace[i] = false;
+        self.set_graced(i, false);
         if kind == Kind::Field {
             let hid = self.family[self.family[i] as usize] as usize;
             self.hash_graced[hid] -= 1;
@@ -1190,9 +1194,9 @@ impl Engine {
                     self.hash_free.push(hid as u32);
                     self.keys -= 1;
                     self.release(h);
-                } else if self.grace_on && !self.in_grace[h as usize] && self.hash_graced[hid] == self.hashes[hid].len {
+                } else if self.grace_on && !self.graced(h as usize) && self.hash_graced[hid] == self.hashes[hid].len {
                     // Its last field not in grace went: the key is in grace now.
-                    self.in_grace[h as usize] = true;
+                    self.set_graced(h as usize, true);
                     self.graced_keys += 1;
                     self.log.extend_from_slice(&[h, LOG_ENTER_GRACE | (Kind::Hash as u32) << 4, NIL]);
                 }
@@ -1223,7 +1227,6 @@ impl Engine {
         self.policy.clear();
         self.free.clear();
         self.grace_ms.fill(self.grace);
-        self.in_grace.fill(false);
         self.hash_graced.clear();
         self.graced_keys = 0;
         self.high = 0;
