@@ -639,7 +639,7 @@ impl Engine {
         self.wheel.cancel(s);
         if end != NEVER {
             let t = self.tick_ceil(end);
-            self.wheel.schedule(s, t, (end - self.origin).fract() != 0.0);
+            self.wheel.schedule(s, t, fract(end - self.origin) != 0.0);
         }
         true
     }
