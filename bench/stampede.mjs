@@ -14,7 +14,7 @@
 // Figures are medians over the measured rounds (one warm-up round dropped).
 // Prints one JSON line on stdout.
 import { LRUCache } from "lru-cache";
-import { TtlCache } from "../pkg/dist/node.js";
+import { TtlCache } from "../pkg/dist/lapse.js";
 import { makeKeys, zipf } from "./lib/data.mjs";
 import { parseArgs } from "./lib/options.mjs";
 
