@@ -26,7 +26,7 @@ VERSION := $(shell sed -n 's/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head 
 BIN := node_modules/.bin
 NPM_STAMP := node_modules/.package-lock.json
 
-RAW_WASM := target/wasm32-unknown-unknown/release/lapse.wasm
+RAW_WASM := target/wasm32-unknown-unknown/release/lapse_cache.wasm
 GLUE := build/glue/lapse.js
 OPT_WASM := build/opt/lapse_bg.wasm
 PKG := pkg/package.json

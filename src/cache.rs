@@ -58,7 +58,7 @@ type Callback<K, V> = Box<dyn FnMut(Removed<K, V>)>;
 /// on their own, on a clock that moves only when you call [`tick`](Self::tick).
 ///
 /// ```
-/// use lapse::{Options, TtlCache, Write};
+/// use lapse_cache::{Options, TtlCache, Write};
 /// let day = 86_400_000.0;
 /// let opts = Options { ttl: Some(90.0 * day), idle: Some(30.0 * day), ..Default::default() };
 /// let mut c = TtlCache::with_options(opts, 0.0).unwrap();
@@ -90,7 +90,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// get an error instead.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::<String, u8>::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::<String, u8>::new(0.0);
     /// assert!(c.is_empty());
     /// ```
     pub fn new(now: f64) -> Self {
@@ -100,8 +100,8 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// A cache with `opts`, starting at `now`.
     ///
     /// ```
-    /// let o = lapse::Options { max_entries: Some(0), ..Default::default() };
-    /// assert!(lapse::TtlCache::<u8, u8>::with_options(o, 0.0).is_err());
+    /// let o = lapse_cache::Options { max_entries: Some(0), ..Default::default() };
+    /// assert!(lapse_cache::TtlCache::<u8, u8>::with_options(o, 0.0).is_err());
     /// ```
     pub fn with_options(opts: Options, now: f64) -> Result<Self> {
         let bounded = opts.max_entries.is_some() || opts.max_bytes.is_some();
@@ -124,12 +124,12 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// ```
     /// use std::{cell::RefCell, rc::Rc};
     /// let gone = Rc::new(RefCell::new(vec![]));
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// let g = gone.clone();
     /// c.on_remove(move |r| g.borrow_mut().push((r.key, r.reason)));
-    /// c.set("a", 1, lapse::Write { ttl: Some(10.0), ..Default::default() }).unwrap();
+    /// c.set("a", 1, lapse_cache::Write { ttl: Some(10.0), ..Default::default() }).unwrap();
     /// c.tick(10.0).unwrap();
-    /// assert_eq!(*gone.borrow(), vec![("a", lapse::Reason::Expired)]);
+    /// assert_eq!(*gone.borrow(), vec![("a", lapse_cache::Reason::Expired)]);
     /// ```
     pub fn on_remove(&mut self, f: impl FnMut(Removed<K, V>) + 'static) {
         self.on_remove = Some(Box::new(f));
@@ -138,7 +138,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// The cache-wide options.
     ///
     /// ```
-    /// let c = lapse::TtlCache::<u8, u8>::new(0.0);
+    /// let c = lapse_cache::TtlCache::<u8, u8>::new(0.0);
     /// assert_eq!(c.options().sweep_budget, Some(1000));
     /// ```
     pub fn options(&self) -> Options {
@@ -270,7 +270,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// The clock, in ms.
     ///
     /// ```
-    /// assert_eq!(lapse::TtlCache::<u8, u8>::new(42.0).now(), 42.0);
+    /// assert_eq!(lapse_cache::TtlCache::<u8, u8>::new(42.0).now(), 42.0);
     /// ```
     pub fn now(&self) -> f64 {
         self.engine.now()
@@ -280,8 +280,8 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// `sweep_budget` expired entries; returns how many it removed.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
-    /// c.set(1, (), lapse::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set(1, (), lapse_cache::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
     /// assert_eq!(c.tick(5.0).unwrap(), 1);
     /// assert!(c.tick(f64::NAN).is_err());
     /// ```
@@ -294,8 +294,8 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Removes every expired entry now; returns how many.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::with_options(lapse::Options { sweep_budget: Some(0), ..Default::default() }, 0.0).unwrap();
-    /// c.set(1, (), lapse::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// let mut c = lapse_cache::TtlCache::with_options(lapse_cache::Options { sweep_budget: Some(0), ..Default::default() }, 0.0).unwrap();
+    /// c.set(1, (), lapse_cache::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
     /// assert_eq!(c.tick(9.0).unwrap(), 0);
     /// assert_eq!(c.purge(), 1);
     /// ```
@@ -310,8 +310,8 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Writes `value` at `key`, with per-write clocks in `w`.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
-    /// c.set("k", 1, lapse::Write { ttl: Some(100.0), idle: Some(10.0), ..Default::default() }).unwrap();
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("k", 1, lapse_cache::Write { ttl: Some(100.0), idle: Some(10.0), ..Default::default() }).unwrap();
     /// assert_eq!(c.ttl(&"k"), Some(10.0));
     /// ```
     pub fn set(&mut self, key: K, value: V, w: Write) -> Result<()> {
@@ -321,8 +321,8 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// [`set`](Self::set) with a size that counts against `max_bytes`.
     ///
     /// ```
-    /// let o = lapse::Options { max_bytes: Some(10), ..Default::default() };
-    /// let mut c = lapse::TtlCache::with_options(o, 0.0).unwrap();
+    /// let o = lapse_cache::Options { max_bytes: Some(10), ..Default::default() };
+    /// let mut c = lapse_cache::TtlCache::with_options(o, 0.0).unwrap();
     /// c.set_sized("a", (), Default::default(), 6).unwrap();
     /// c.set_sized("b", (), Default::default(), 6).unwrap(); // evicts "a"
     /// assert!(!c.contains(&"a"));
@@ -359,8 +359,8 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// The live value at `key`, restarting its idle window.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
-    /// c.set("k", 1, lapse::Write { idle: Some(10.0), ..Default::default() }).unwrap();
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("k", 1, lapse_cache::Write { idle: Some(10.0), ..Default::default() }).unwrap();
     /// c.tick(9.0).unwrap();
     /// assert_eq!(c.get(&"k").unwrap(), Some(&1));
     /// c.tick(18.0).unwrap();
@@ -382,7 +382,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// The live value at `key` without touching it.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.set("k", 1, Default::default()).unwrap();
     /// assert_eq!(c.peek(&"k").unwrap(), Some(&1));
     /// ```
@@ -399,8 +399,8 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Whether `key` holds a live entry or hash. No touch.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
-    /// c.set("k", 1, lapse::Write { ttl: Some(1.0), ..Default::default() }).unwrap();
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("k", 1, lapse_cache::Write { ttl: Some(1.0), ..Default::default() }).unwrap();
     /// assert!(c.contains(&"k"));
     /// c.tick(1.0).unwrap();
     /// assert!(!c.contains(&"k"));
@@ -412,7 +412,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Restarts `key`'s idle window; `false` if missing.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::<&str, u8>::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::<&str, u8>::new(0.0);
     /// assert!(!c.touch(&"k"));
     /// ```
     pub fn touch(&mut self, key: &K) -> bool {
@@ -429,7 +429,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// holds. Returns whether anything changed.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.set("k", 1, Default::default()).unwrap();
     /// assert!(c.expire(&"k", 0.0, None).unwrap());
     /// assert!(!c.contains(&"k"));
@@ -445,10 +445,10 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// holds.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.set("k", 1, Default::default()).unwrap();
-    /// assert!(c.expire_at(&"k", 50.0, Some(lapse::Cond::Nx)).unwrap());
-    /// assert!(!c.expire_at(&"k", 90.0, Some(lapse::Cond::Lt)).unwrap());
+    /// assert!(c.expire_at(&"k", 50.0, Some(lapse_cache::Cond::Nx)).unwrap());
+    /// assert!(!c.expire_at(&"k", 90.0, Some(lapse_cache::Cond::Lt)).unwrap());
     /// assert_eq!(c.ttl(&"k"), Some(50.0));
     /// ```
     pub fn expire_at(&mut self, key: &K, t: f64, cond: Option<Cond>) -> Result<bool> {
@@ -461,8 +461,8 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Drops both clocks; `true` if the key had one.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
-    /// c.set("k", 1, lapse::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("k", 1, lapse_cache::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
     /// assert!(c.persist(&"k"));
     /// assert_eq!(c.ttl(&"k"), Some(f64::INFINITY));
     /// ```
@@ -474,7 +474,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// missing.
     ///
     /// ```
-    /// let c = lapse::TtlCache::<u8, u8>::new(0.0);
+    /// let c = lapse_cache::TtlCache::<u8, u8>::new(0.0);
     /// assert_eq!(c.ttl(&1), None);
     /// ```
     pub fn ttl(&self, key: &K) -> Option<f64> {
@@ -484,7 +484,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Removes `key` (a plain entry or a whole hash); `true` if it was live.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.set("k", 1, Default::default()).unwrap();
     /// assert!(c.delete(&"k"));
     /// assert!(!c.delete(&"k"));
@@ -502,7 +502,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Removes everything.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.set("k", 1, Default::default()).unwrap();
     /// c.clear();
     /// assert!(c.is_empty());
@@ -515,7 +515,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Keys held, counting expired ones no sweep has reached yet.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.set(1, 1, Default::default()).unwrap();
     /// assert_eq!(c.len(), 1);
     /// ```
@@ -526,7 +526,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Whether no keys are held.
     ///
     /// ```
-    /// assert!(lapse::TtlCache::<u8, u8>::new(0.0).is_empty());
+    /// assert!(lapse_cache::TtlCache::<u8, u8>::new(0.0).is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.index.is_empty()
@@ -535,7 +535,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Live plain entries, in no particular order. No touch.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.set("a", 1, Default::default()).unwrap();
     /// assert_eq!(c.iter().collect::<Vec<_>>(), vec![(&"a", &1)]);
     /// ```
@@ -549,7 +549,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Live keys (plain and hash), in no particular order.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::<&str, u8>::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::<&str, u8>::new(0.0);
     /// c.hset("h", "f", 1, Default::default()).unwrap();
     /// assert_eq!(c.keys().collect::<Vec<_>>(), vec![&"h"]);
     /// ```
@@ -560,7 +560,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Counters and gauges.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::<u8, u8>::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::<u8, u8>::new(0.0);
     /// c.get(&1).unwrap();
     /// assert_eq!(c.stats().misses, 1);
     /// ```
@@ -583,8 +583,8 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Writes a hash field with its own clocks; `true` if the field is new.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
-    /// assert!(c.hset("user", "token", 7, lapse::Write { ttl: Some(10.0), ..Default::default() }).unwrap());
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// assert!(c.hset("user", "token", 7, lapse_cache::Write { ttl: Some(10.0), ..Default::default() }).unwrap());
     /// assert!(!c.hset("user", "token", 8, Default::default()).unwrap());
     /// assert!(c.set("user", 1, Default::default()).is_err()); // WRONGTYPE
     /// ```
@@ -595,8 +595,8 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// [`hset`](Self::hset) with a size that counts against `max_bytes`.
     ///
     /// ```
-    /// let o = lapse::Options { max_bytes: Some(10), ..Default::default() };
-    /// let mut c = lapse::TtlCache::with_options(o, 0.0).unwrap();
+    /// let o = lapse_cache::Options { max_bytes: Some(10), ..Default::default() };
+    /// let mut c = lapse_cache::TtlCache::with_options(o, 0.0).unwrap();
     /// c.hset_sized("h", "a", (), Default::default(), 6).unwrap();
     /// assert!(c.hset_sized("h", "b", (), Default::default(), 6).is_err()); // the hash alone would not fit
     /// ```
@@ -644,7 +644,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// A live field's value, restarting the field's and the key's idle windows.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.hset("h", "f", 1, Default::default()).unwrap();
     /// assert_eq!(c.hget(&"h", "f").unwrap(), Some(&1));
     /// assert_eq!(c.hget(&"h", "g").unwrap(), None);
@@ -674,7 +674,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Whether the field is live. No touch.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::<&str, u8>::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::<&str, u8>::new(0.0);
     /// assert!(!c.hhas(&"h", "f").unwrap());
     /// ```
     pub fn hhas(&self, key: &K, field: &str) -> Result<bool> {
@@ -684,7 +684,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Removes a field; the last one takes its key.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.hset("h", "f", 1, Default::default()).unwrap();
     /// assert!(c.hdel(&"h", "f").unwrap());
     /// assert!(!c.contains(&"h"));
@@ -701,9 +701,9 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Number of live fields.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.hset("h", "a", 1, Default::default()).unwrap();
-    /// c.hset("h", "b", 2, lapse::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// c.hset("h", "b", 2, lapse_cache::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
     /// c.tick(5.0).unwrap();
     /// assert_eq!(c.hlen(&"h").unwrap(), 1);
     /// ```
@@ -714,7 +714,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// The live fields and their values, in no particular order. No touch.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.hset("h", "a", 1, Default::default()).unwrap();
     /// assert_eq!(c.hgetall(&"h").unwrap(), vec![("a", &1)]);
     /// ```
@@ -738,7 +738,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Sets a field's absolute deadline `ms` from now (`<= 0` deletes it).
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.hset("h", "f", 1, Default::default()).unwrap();
     /// assert!(c.hexpire(&"h", "f", 10.0, None).unwrap());
     /// assert_eq!(c.httl(&"h", "f").unwrap(), Some(10.0));
@@ -753,7 +753,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Sets a field's absolute deadline at time `t` (a past time deletes it).
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.hset("h", "f", 1, Default::default()).unwrap();
     /// assert!(c.hexpire_at(&"h", "f", 0.0, None).unwrap());
     /// assert!(!c.contains(&"h"));
@@ -768,7 +768,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Drops a field's clocks; `true` if it had one.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::<&str, u8>::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::<&str, u8>::new(0.0);
     /// assert!(!c.hpersist(&"h", "f").unwrap());
     /// ```
     pub fn hpersist(&mut self, key: &K, field: &str) -> Result<bool> {
@@ -779,7 +779,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Ms until the field goes (its own clocks or its key's, whichever first).
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.hset("h", "f", 1, Default::default()).unwrap();
     /// assert_eq!(c.httl(&"h", "f").unwrap(), Some(f64::INFINITY));
     /// ```
@@ -797,17 +797,17 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// [`snapshot::encode`](crate::snapshot::encode). The cache is not changed.
     ///
     /// ```
-    /// use lapse::snapshot::{self, Value};
-    /// let mut c = lapse::TtlCache::new(0.0);
-    /// c.set("k".to_string(), 7.0, lapse::Write { ttl: Some(50.0), ..Default::default() }).unwrap();
+    /// use lapse_cache::snapshot::{self, Value};
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("k".to_string(), 7.0, lapse_cache::Write { ttl: Some(50.0), ..Default::default() }).unwrap();
     /// let units = |k: &String| k.encode_utf16().collect::<Vec<u16>>();
     /// let snap = c.snapshot_with(units, |_, _, v| Ok(Value::Number(*v))).unwrap();
     /// let bytes = snapshot::encode(&snap).unwrap();
     ///
     /// let back = snapshot::decode(&bytes).unwrap();
     /// let key = |u: &[u16]| Ok(String::from_utf16_lossy(u));
-    /// let val = |v: &Value| match v { Value::Number(x) => Ok(*x), _ => Err(lapse::Error::Corrupt("not a number".into())) };
-    /// let r: lapse::TtlCache<String, f64> = lapse::TtlCache::restore_with(&back, key, val).unwrap();
+    /// let val = |v: &Value| match v { Value::Number(x) => Ok(*x), _ => Err(lapse_cache::Error::Corrupt("not a number".into())) };
+    /// let r: lapse_cache::TtlCache<String, f64> = lapse_cache::TtlCache::restore_with(&back, key, val).unwrap();
     /// assert_eq!(r.ttl(&"k".to_string()), Some(50.0));
     /// ```
     pub fn snapshot_with(

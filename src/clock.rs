@@ -9,7 +9,7 @@ pub const NEVER: f64 = f64::INFINITY;
 /// A monotonic clock that only moves when the host says so.
 ///
 /// ```
-/// use lapse::Clock;
+/// use lapse_cache::Clock;
 /// let mut c = Clock::new(1000.0).unwrap();
 /// c.advance(900.0).unwrap(); // backwards: ignored
 /// assert_eq!(c.now(), 1000.0);

@@ -4,13 +4,13 @@
 
 use std::fmt;
 
-/// Everything that can go wrong in a `lapse` call.
+/// Everything that can go wrong in a `lapse-cache` call.
 ///
 /// Every fallible method validates its input first and returns one of these
 /// *before* it mutates anything, so an `Err` always leaves the cache as it was.
 ///
 /// ```
-/// use lapse::{Error, TtlCache};
+/// use lapse_cache::{Error, TtlCache};
 /// let mut c: TtlCache<&str, u32> = TtlCache::new(0.0);
 /// let e = c.expire_at(&"k", f64::NAN, None).unwrap_err();
 /// assert!(matches!(e, Error::Range { arg: "time", .. }));
@@ -67,5 +67,5 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {}
 
-/// Shorthand for `Result<T, lapse::Error>`.
+/// Shorthand for `Result<T, lapse_cache::Error>`.
 pub type Result<T> = std::result::Result<T, Error>;

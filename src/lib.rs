@@ -1,4 +1,4 @@
-//! # lapse
+//! # lapse-cache
 //!
 //! A cache whose entries expire at the earlier of two clocks: an absolute
 //! lifetime (`ttl`, counted from the write) and a sliding idle window
@@ -10,11 +10,12 @@
 //! [`TtlCache::tick`], which removes a bounded batch of expired entries; a
 //! read never returns an expired entry, swept or not.
 //!
-//! This crate is the engine of the `lapse` npm package (compiled to
+//! This crate (`lapse-cache`; the name `lapse` is taken on crates.io) is
+//! the engine of the `lapse` npm package (compiled to
 //! WebAssembly), and a plain Rust library:
 //!
 //! ```
-//! use lapse::{Options, TtlCache, Write};
+//! use lapse_cache::{Options, TtlCache, Write};
 //! let mut c = TtlCache::with_options(Options { idle: Some(1_000.0), ..Default::default() }, 0.0).unwrap();
 //! c.set("a", 1, Write { ttl: Some(5_000.0), ..Default::default() }).unwrap();
 //! c.hset("user:1", "token", 2, Write { ttl: Some(500.0), ..Default::default() }).unwrap();

@@ -17,7 +17,7 @@
 //! checks the content makes sense (live clocks, no duplicate keys, bounds).
 //!
 //! ```
-//! use lapse::snapshot::{decode, encode, Body, Clocks, Entry, Snapshot, Value};
+//! use lapse_cache::snapshot::{decode, encode, Body, Clocks, Entry, Snapshot, Value};
 //! let s = Snapshot {
 //!     now: 1000.0,
 //!     options: Default::default(),
@@ -221,7 +221,7 @@ pub struct Snapshot {
 /// so every single-byte corruption.
 ///
 /// ```
-/// assert_eq!(lapse::snapshot::crc32(b"123456789"), 0xCBF4_3926);
+/// assert_eq!(lapse_cache::snapshot::crc32(b"123456789"), 0xCBF4_3926);
 /// ```
 pub fn crc32(data: &[u8]) -> u32 {
     // Built per call (2k steps) instead of a 1 KB static table: this keeps

@@ -7,8 +7,8 @@
 
 use std::time::{Duration, Instant};
 
-use lapse::snapshot::{self, Body, Clocks, Entry, Field, Snapshot, Value};
-use lapse::{Options, TtlCache, Write};
+use lapse_cache::snapshot::{self, Body, Clocks, Entry, Field, Snapshot, Value};
+use lapse_cache::{Options, TtlCache, Write};
 
 const INF: f64 = f64::INFINITY;
 const GOLDEN: &str = "tests/data/golden-v1.bin";
@@ -126,7 +126,7 @@ fn every_single_byte_corruption_of_the_golden_snapshot_is_rejected() {
             let mut c = file.clone();
             c[i] ^= mask;
             let e = snapshot::decode(&c).expect_err(&format!("flip {mask:#x} at byte {i} accepted"));
-            assert!(matches!(e, lapse::Error::Corrupt(_)));
+            assert!(matches!(e, lapse_cache::Error::Corrupt(_)));
         }
     }
     for n in 0..file.len() {
@@ -162,7 +162,7 @@ fn garbage_is_rejected_quickly() {
 
 type Cache = TtlCache<Vec<u16>, Value>;
 
-fn to_value(v: &Value) -> lapse::Result<Value> {
+fn to_value(v: &Value) -> lapse_cache::Result<Value> {
     Ok(v.clone())
 }
 

@@ -6,7 +6,7 @@
 //! (f64 time arithmetic, error values); the JS binding is tested in tests/js.
 #![cfg(target_arch = "wasm32")]
 
-use lapse::{Clock, Cond, Error, Options, Write, NEVER};
+use lapse_cache::{Clock, Cond, Error, Options, Write, NEVER};
 use wasm_bindgen_test::*;
 
 #[wasm_bindgen_test]
@@ -57,7 +57,7 @@ fn option_defaults() {
 
 #[wasm_bindgen_test]
 fn ttl_cache_absolute_and_idle_clocks() {
-    use lapse::TtlCache;
+    use lapse_cache::TtlCache;
     let mut c: TtlCache<String, u32> = TtlCache::new(0.0);
     c.set("abs".into(), 1, Write { ttl: Some(100.0), ..Default::default() }).unwrap();
     c.set("idle".into(), 2, Write { idle: Some(50.0), ..Default::default() }).unwrap();
@@ -78,7 +78,7 @@ fn ttl_cache_absolute_and_idle_clocks() {
 
 #[wasm_bindgen_test]
 fn ttl_cache_conditions_and_hash_fields() {
-    use lapse::TtlCache;
+    use lapse_cache::TtlCache;
     let mut c: TtlCache<&str, u32> = TtlCache::new(1_000.0);
     c.set("k", 1, Write::default()).unwrap();
     assert!(!c.expire(&"k", 500.0, Some(Cond::Xx)).unwrap());
@@ -103,7 +103,7 @@ fn ttl_cache_conditions_and_hash_fields() {
 
 #[wasm_bindgen_test]
 fn ttl_cache_many_keys_and_a_big_clock_jump() {
-    use lapse::TtlCache;
+    use lapse_cache::TtlCache;
     let mut c: TtlCache<u32, u32> = TtlCache::new(0.0);
     for i in 0..20_000 {
         c.set(i, i, Write { ttl: Some(f64::from(i % 1_000) + 1.0), ..Default::default() }).unwrap();

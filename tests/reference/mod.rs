@@ -13,7 +13,7 @@ use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::rc::Rc;
 
-use lapse::{Cond, Options, Reason, Removed, TtlCache, Write};
+use lapse_cache::{Cond, Options, Reason, Removed, TtlCache, Write};
 
 const INF: f64 = f64::INFINITY;
 pub const KEYS: u8 = 6;
