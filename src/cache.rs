@@ -1,7 +1,10 @@
 //! The native Rust cache: a key index and values over the slot engine.
 
-use std::collections::{HashMap, HashSet, VecDeque};
-use std::hash::Hash;
+use std::borrow::Borrow;
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasher, Hash};
+
+use hashbrown::{DefaultHashBuilder, HashSet};
 
 use crate::engine::{Cond, Counters, Engine, Kind, Options, Reason, Times, Write, LOG_GHOST};
 use crate::error::{Error, Result};
@@ -51,35 +54,45 @@ pub struct Stats {
     pub counters: Counters,
 }
 
-type Callback<K, V> = Box<dyn FnMut(Removed<K, V>)>;
+type Callback<K, V> = Box<dyn FnMut(Removed<K, V>) + Send>;
+
+/// The removal callback, `Sync` whatever it captures: it is only ever called
+/// through `&mut TtlCache`, and no `&self` method reaches it, so sharing a
+/// `&TtlCache` across threads never shares the closure (as `std::sync::Exclusive`).
+struct OnRemove<K, V>(Callback<K, V>);
+
+// SAFETY: no method takes `&OnRemove` and the field is private; the closure is
+// reached only through `&mut`, which is exclusive, so `&OnRemove` on two threads
+// can do nothing with it.
+unsafe impl<K, V> Sync for OnRemove<K, V> {}
 
 /// A cache whose entries expire at the earlier of an absolute deadline
 /// (`ttl`) and a sliding idle window (`idle`), with hashes whose fields expire
 /// on their own, on a clock that moves only when you call [`tick`](Self::tick).
 ///
 /// ```
-/// use lapse_cache::{Options, TtlCache, Write};
+/// use lapse_cache::{Options, TtlCache, SetOptions};
 /// let day = 86_400_000.0;
 /// let opts = Options { ttl: Some(90.0 * day), idle: Some(30.0 * day), ..Default::default() };
 /// let mut c = TtlCache::with_options(opts, 0.0).unwrap();
-/// c.set("session", "alice", Write::default()).unwrap();
+/// c.set("session", "alice", SetOptions::default()).unwrap();
 /// c.tick(29.0 * day).unwrap();
-/// assert_eq!(c.get(&"session").unwrap(), Some(&"alice")); // read: idle restarts
+/// assert_eq!(c.get("session"), Some(&"alice")); // read: idle restarts
 /// c.tick(58.0 * day).unwrap();
 /// assert!(c.contains(&"session"));
 /// c.tick(90.0 * day).unwrap(); // busy, but the absolute deadline wins
 /// assert!(!c.contains(&"session"));
 /// ```
-pub struct TtlCache<K, V> {
+pub struct TtlCache<K, V, S = DefaultHashBuilder> {
     engine: Engine,
-    index: HashMap<K, u32>,
+    index: hashbrown::HashMap<K, u32, S>,
     items: Vec<Item<K, V>>,
-    ghost: HashSet<K>,
+    ghost: HashSet<K, S>,
     ghost_order: VecDeque<K>,
     bounded: bool,
     hits: u64,
     misses: u64,
-    on_remove: Option<Callback<K, V>>,
+    on_remove: Option<OnRemove<K, V>>,
 }
 
 impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
@@ -104,12 +117,29 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert!(lapse_cache::TtlCache::<u8, u8>::with_options(o, 0.0).is_err());
     /// ```
     pub fn with_options(opts: Options, now: f64) -> Result<Self> {
+        Self::with_hasher(opts, now, DefaultHashBuilder::default())
+    }
+}
+
+impl<K: Hash + Eq + Clone, V, S: BuildHasher + Clone> TtlCache<K, V, S> {
+    /// A cache with `opts`, starting at `now`, whose key index hashes with
+    /// `hasher` (the default is foldhash's, seeded per process; pass
+    /// `std::hash::RandomState` for SipHash if keys come from an attacker who
+    /// can observe timings).
+    ///
+    /// ```
+    /// use std::hash::RandomState;
+    /// let mut c = lapse_cache::TtlCache::with_hasher(Default::default(), 0.0, RandomState::new()).unwrap();
+    /// c.set("a", 1, Default::default()).unwrap();
+    /// assert_eq!(c.get("a"), Some(&1));
+    /// ```
+    pub fn with_hasher(opts: Options, now: f64, hasher: S) -> Result<Self> {
         let bounded = opts.max_entries.is_some() || opts.max_bytes.is_some();
         Ok(TtlCache {
-            engine: Engine::new(&opts, now)?,
-            index: HashMap::new(),
+            engine: Engine::new(&opts, now).map_err(native)?,
+            index: hashbrown::HashMap::with_hasher(hasher.clone()),
             items: Vec::new(),
-            ghost: HashSet::new(),
+            ghost: HashSet::with_hasher(hasher),
             ghost_order: VecDeque::new(),
             bounded,
             hits: 0,
@@ -122,17 +152,17 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// is complete.
     ///
     /// ```
-    /// use std::{cell::RefCell, rc::Rc};
-    /// let gone = Rc::new(RefCell::new(vec![]));
+    /// use std::sync::{Arc, Mutex};
+    /// let gone = Arc::new(Mutex::new(vec![]));
     /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// let g = gone.clone();
-    /// c.on_remove(move |r| g.borrow_mut().push((r.key, r.reason)));
-    /// c.set("a", 1, lapse_cache::Write { ttl: Some(10.0), ..Default::default() }).unwrap();
+    /// c.on_remove(move |r| g.lock().unwrap().push((r.key, r.reason)));
+    /// c.set("a", 1, lapse_cache::SetOptions { ttl: Some(10.0), ..Default::default() }).unwrap();
     /// c.tick(10.0).unwrap();
-    /// assert_eq!(*gone.borrow(), vec![("a", lapse_cache::Reason::Expired)]);
+    /// assert_eq!(*gone.lock().unwrap(), vec![("a", lapse_cache::Reason::Expired)]);
     /// ```
-    pub fn on_remove(&mut self, f: impl FnMut(Removed<K, V>) + 'static) {
-        self.on_remove = Some(Box::new(f));
+    pub fn on_remove(&mut self, f: impl FnMut(Removed<K, V>) + Send + 'static) {
+        self.on_remove = Some(OnRemove(Box::new(f)));
     }
 
     /// The cache-wide options.
@@ -162,7 +192,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     }
 
     fn notify(&mut self, out: Vec<Removed<K, V>>) {
-        if let Some(f) = self.on_remove.as_mut() {
+        if let Some(OnRemove(f)) = self.on_remove.as_mut() {
             out.into_iter().for_each(f);
         }
     }
@@ -216,11 +246,19 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
         }
     }
 
-    fn slot(&self, key: &K) -> Option<u32> {
+    fn slot<Q>(&self, key: &Q) -> Option<u32>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.index.get(key).copied()
     }
 
-    fn live_slot(&self, key: &K) -> Option<u32> {
+    fn live_slot<Q>(&self, key: &Q) -> Option<u32>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.slot(key).filter(|&s| self.engine.is_live(s))
     }
 
@@ -228,7 +266,11 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
         self.engine.kind(s) == Kind::Hash
     }
 
-    fn hash_slot(&self, key: &K) -> Result<Option<u32>> {
+    fn hash_slot<Q>(&self, key: &Q) -> Result<Option<u32>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         match self.live_slot(key) {
             Some(s) if !self.is_hash(s) => Err(Error::WrongType { held: "plain value", wanted: "hash" }),
             other => Ok(other),
@@ -244,7 +286,11 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
 
     /// The live slot of `key` for a read; otherwise counts a miss and
     /// removes a dead slot on the spot (lazy expiry).
-    fn live_or_miss(&mut self, key: &K) -> Option<u32> {
+    fn live_or_miss<Q>(&mut self, key: &Q) -> Option<u32>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let s = self.slot(key);
         if let Some(s) = s.filter(|&s| self.engine.is_live(s)) {
             return Some(s);
@@ -281,12 +327,12 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     ///
     /// ```
     /// let mut c = lapse_cache::TtlCache::new(0.0);
-    /// c.set(1, (), lapse_cache::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// c.set(1, (), lapse_cache::SetOptions { ttl: Some(5.0), ..Default::default() }).unwrap();
     /// assert_eq!(c.tick(5.0).unwrap(), 1);
     /// assert!(c.tick(f64::NAN).is_err());
     /// ```
     pub fn tick(&mut self, now: f64) -> Result<u64> {
-        let n = self.engine.tick(now)?;
+        let n = self.engine.tick(now).map_err(native)?;
         self.drain();
         Ok(n)
     }
@@ -295,7 +341,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     ///
     /// ```
     /// let mut c = lapse_cache::TtlCache::with_options(lapse_cache::Options { sweep_budget: Some(0), ..Default::default() }, 0.0).unwrap();
-    /// c.set(1, (), lapse_cache::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// c.set(1, (), lapse_cache::SetOptions { ttl: Some(5.0), ..Default::default() }).unwrap();
     /// assert_eq!(c.tick(9.0).unwrap(), 0);
     /// assert_eq!(c.purge(), 1);
     /// ```
@@ -307,15 +353,31 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
 
     // ---- plain entries ------------------------------------------------------
 
-    /// Writes `value` at `key`, with per-write clocks in `w`.
+    /// Writes `value` at `key`, with per-write clocks in `w`; returns the live
+    /// value it replaced. A value handed back here is yours: the removal
+    /// callback does not see it.
     ///
     /// ```
     /// let mut c = lapse_cache::TtlCache::new(0.0);
-    /// c.set("k", 1, lapse_cache::Write { ttl: Some(100.0), idle: Some(10.0), ..Default::default() }).unwrap();
-    /// assert_eq!(c.ttl(&"k"), Some(10.0));
+    /// let w = lapse_cache::SetOptions { ttl: Some(100.0), idle: Some(10.0), ..Default::default() };
+    /// assert_eq!(c.set("k", 1, w).unwrap(), None);
+    /// assert_eq!(c.ttl("k"), Some(10.0));
+    /// assert_eq!(c.set("k", 2, Default::default()).unwrap(), Some(1));
     /// ```
-    pub fn set(&mut self, key: K, value: V, w: Write) -> Result<()> {
+    pub fn set(&mut self, key: K, value: V, w: Write) -> Result<Option<V>> {
         self.set_sized(key, value, w, 0)
+    }
+
+    /// [`set`](Self::set) with the cache's default clocks, as `lru`'s `put`
+    /// or `HashMap::insert`: returns the live value it replaced.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// assert_eq!(c.insert("k".to_string(), 1).unwrap(), None);
+    /// assert_eq!(c.insert("k".to_string(), 2).unwrap(), Some(1));
+    /// ```
+    pub fn insert(&mut self, key: K, value: V) -> Result<Option<V>> {
+        self.set_sized(key, value, Write::default(), 0)
     }
 
     /// [`set`](Self::set) with a size that counts against `max_bytes`.
@@ -325,68 +387,194 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// let mut c = lapse_cache::TtlCache::with_options(o, 0.0).unwrap();
     /// c.set_sized("a", (), Default::default(), 6).unwrap();
     /// c.set_sized("b", (), Default::default(), 6).unwrap(); // evicts "a"
-    /// assert!(!c.contains(&"a"));
+    /// assert!(!c.contains("a"));
     /// assert!(c.set_sized("c", (), Default::default(), 11).is_err());
     /// ```
-    pub fn set_sized(&mut self, key: K, value: V, w: Write, size: u32) -> Result<()> {
+    pub fn set_sized(&mut self, key: K, value: V, w: Write, size: u32) -> Result<Option<V>> {
         let s = self.slot(&key);
         if s.is_some_and(|s| self.engine.is_live(s) && self.is_hash(s)) {
             return Err(Error::WrongType { held: "hash", wanted: "plain value" });
         }
+        let live = s.is_some_and(|s| self.engine.is_live(s));
         let to_main = s.is_none() && self.bounded && self.ghost.contains(&key);
-        let r = self.engine.write(s, &w, size, to_main)?;
+        let r = self.engine.write(s, &w, size, to_main).map_err(native)?;
         if to_main {
             self.ghost.remove(&key);
         }
         // Replay first: the slot handed out may be one this write just freed.
         let mut out = self.replay();
+        let mut old = None;
+        if live {
+            // A write that ends its key at once (a deadline at now) removes the
+            // old value through the log instead of overwriting it in place.
+            let i = out.iter().position(|r| r.field.is_none() && r.key == key && r.reason != Reason::Evicted);
+            old = i.map(|i| out.swap_remove(i).value);
+        }
         if let Some(r) = r {
             match self.item(r) {
-                Item::Plain { value: old, .. } => {
-                    let value = std::mem::replace(old, value);
-                    out.push(Removed { key: key.clone(), field: None, value, reason: Reason::Replaced });
+                Item::Plain { value: prev, .. } => {
+                    let prev = std::mem::replace(prev, value);
+                    if live {
+                        old = Some(prev);
+                    } else {
+                        // An expired value the write reused expired; it was
+                        // not replaced, and the callback hears it so.
+                        out.push(Removed { key, field: None, value: prev, reason: Reason::Expired });
+                    }
                 }
                 slot => {
                     *slot = Item::Plain { key: key.clone(), value };
-                    self.index.insert(key.clone(), r);
+                    self.index.insert(key, r);
                 }
             }
         }
         self.notify(out);
-        Ok(())
+        Ok(old)
     }
 
-    /// The live value at `key`, restarting its idle window.
+    /// The live value at `key`, restarting its idle window; `None` if
+    /// missing, expired, or a hash (see [`try_get`](Self::try_get) to tell a
+    /// hash apart). Any borrowed form of the key works.
     ///
     /// ```
     /// let mut c = lapse_cache::TtlCache::new(0.0);
-    /// c.set("k", 1, lapse_cache::Write { idle: Some(10.0), ..Default::default() }).unwrap();
+    /// c.set("k".to_string(), 1, lapse_cache::SetOptions { idle: Some(10.0), ..Default::default() }).unwrap();
     /// c.tick(9.0).unwrap();
-    /// assert_eq!(c.get(&"k").unwrap(), Some(&1));
+    /// assert_eq!(c.get("k"), Some(&1));
     /// c.tick(18.0).unwrap();
-    /// assert_eq!(c.get(&"k").unwrap(), Some(&1)); // 9 ms idle since the last read
+    /// assert_eq!(c.get("k"), Some(&1)); // 9 ms idle since the last read
     /// ```
-    pub fn get(&mut self, key: &K) -> Result<Option<&V>> {
-        let Some(s) = self.live_or_miss(key) else { return Ok(None) };
-        if self.is_hash(s) {
-            return Err(Error::WrongType { held: "hash", wanted: "plain value" });
+    pub fn get<Q>(&mut self, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let s = self.live_or_miss(key)?;
+        // A hash reads as absent here; the match is the one the value
+        // needs anyway, so plain reads pay nothing for it.
+        if !matches!(self.items[s as usize], Item::Plain { .. }) {
+            self.misses += 1;
+            return None;
         }
         self.engine.read(s);
         self.hits += 1;
         match &self.items[s as usize] {
-            Item::Plain { value, .. } => Ok(Some(value)),
-            _ => Ok(None),
+            Item::Plain { value, .. } => Some(value),
+            _ => None,
         }
     }
 
-    /// The live value at `key` without touching it.
+    /// [`get`](Self::get) that reports a hash at `key` as
+    /// [`Error::WrongType`] (Redis's `WRONGTYPE`) instead of `None`.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.hset("h", "f", 1, Default::default()).unwrap();
+    /// assert_eq!(c.get("h"), None);
+    /// assert!(matches!(c.try_get("h"), Err(lapse_cache::Error::WrongType { .. })));
+    /// assert_eq!(c.try_get("nope").unwrap(), None);
+    /// ```
+    pub fn try_get<Q>(&mut self, key: &Q) -> Result<Option<&V>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        if self.live_slot(key).is_some_and(|s| self.is_hash(s)) {
+            return Err(Error::WrongType { held: "hash", wanted: "plain value" });
+        }
+        Ok(self.get(key))
+    }
+
+    /// The live value at `key`, or `value()` written there with the cache's
+    /// default clocks (a missing or expired key; a hash is an error).
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// assert_eq!(*c.get_or_insert_with("k".to_string(), || 1).unwrap(), 1);
+    /// assert_eq!(*c.get_or_insert_with("k".to_string(), || 2).unwrap(), 1);
+    /// ```
+    pub fn get_or_insert_with(&mut self, key: K, value: impl FnOnce() -> V) -> Result<&V> {
+        match self.live_slot(&key) {
+            Some(s) if self.is_hash(s) => return Err(Error::WrongType { held: "hash", wanted: "plain value" }),
+            Some(s) => {
+                self.engine.read(s);
+                self.hits += 1;
+            }
+            None => {
+                self.misses += 1;
+                self.set_sized(key.clone(), value(), Write::default(), 0)?;
+            }
+        }
+        // A write into a cache bounded at one byte can evict its own entry.
+        let s = self.live_slot(&key).ok_or(Error::Range { arg: "value", msg: "evicted by its own write".into() })?;
+        match &self.items[s as usize] {
+            Item::Plain { value, .. } => Ok(value),
+            _ => Err(Error::WrongType { held: "hash", wanted: "plain value" }),
+        }
+    }
+
+    /// Removes `key` and returns its live value (`None` if missing or
+    /// expired; a hash is removed whole and returns `None`). The removal
+    /// callback does not see a value handed back here.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("k".to_string(), 1, Default::default()).unwrap();
+    /// assert_eq!(c.remove("k"), Some(1));
+    /// assert_eq!(c.remove("k"), None);
+    /// ```
+    pub fn remove<Q>(&mut self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let s = self.slot(key)?;
+        let live = self.engine.is_live(s);
+        if !live || self.is_hash(s) {
+            self.engine.remove(s, if live { Reason::Deleted } else { Reason::Expired });
+            self.drain();
+            return None;
+        }
+        self.engine.remove(s, Reason::Deleted);
+        let mut out = self.replay();
+        let i = out.iter().position(|r| r.field.is_none() && r.reason == Reason::Deleted && r.key.borrow() == key);
+        let v = i.map(|i| out.swap_remove(i).value);
+        self.notify(out);
+        v
+    }
+
+    /// The live value at `key` without touching it; `None` for a hash too
+    /// (see [`try_peek`](Self::try_peek)).
     ///
     /// ```
     /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.set("k", 1, Default::default()).unwrap();
-    /// assert_eq!(c.peek(&"k").unwrap(), Some(&1));
+    /// assert_eq!(c.peek("k"), Some(&1));
     /// ```
-    pub fn peek(&self, key: &K) -> Result<Option<&V>> {
+    pub fn peek<Q>(&self, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        match &self.items[self.live_slot(key)? as usize] {
+            Item::Plain { value, .. } => Some(value),
+            _ => None,
+        }
+    }
+
+    /// [`peek`](Self::peek) that reports a hash at `key` as
+    /// [`Error::WrongType`].
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::<&str, u8>::new(0.0);
+    /// c.hset("h", "f", 1, Default::default()).unwrap();
+    /// assert!(c.try_peek("h").is_err());
+    /// ```
+    pub fn try_peek<Q>(&self, key: &Q) -> Result<Option<&V>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         match self.live_slot(key) {
             None => Ok(None),
             Some(s) => match &self.items[s as usize] {
@@ -400,12 +588,16 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     ///
     /// ```
     /// let mut c = lapse_cache::TtlCache::new(0.0);
-    /// c.set("k", 1, lapse_cache::Write { ttl: Some(1.0), ..Default::default() }).unwrap();
+    /// c.set("k", 1, lapse_cache::SetOptions { ttl: Some(1.0), ..Default::default() }).unwrap();
     /// assert!(c.contains(&"k"));
     /// c.tick(1.0).unwrap();
     /// assert!(!c.contains(&"k"));
     /// ```
-    pub fn contains(&self, key: &K) -> bool {
+    pub fn contains<Q>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.live_slot(key).is_some()
     }
 
@@ -415,7 +607,11 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// let mut c = lapse_cache::TtlCache::<&str, u8>::new(0.0);
     /// assert!(!c.touch(&"k"));
     /// ```
-    pub fn touch(&mut self, key: &K) -> bool {
+    pub fn touch<Q>(&mut self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         match self.live_slot(key) {
             Some(s) => {
                 self.engine.read(s);
@@ -434,9 +630,13 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert!(c.expire(&"k", 0.0, None).unwrap());
     /// assert!(!c.contains(&"k"));
     /// ```
-    pub fn expire(&mut self, key: &K, ms: f64, cond: Option<Cond>) -> Result<bool> {
+    pub fn expire<Q>(&mut self, key: &Q, ms: f64, cond: Option<Cond>) -> Result<bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let s = self.live_slot(key);
-        let r = self.engine.set_expiry(s, ms, true, cond)?;
+        let r = self.engine.set_expiry(s, ms, true, cond).map_err(native)?;
         self.drain();
         Ok(r)
     }
@@ -451,9 +651,13 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert!(!c.expire_at(&"k", 90.0, Some(lapse_cache::Cond::Lt)).unwrap());
     /// assert_eq!(c.ttl(&"k"), Some(50.0));
     /// ```
-    pub fn expire_at(&mut self, key: &K, t: f64, cond: Option<Cond>) -> Result<bool> {
+    pub fn expire_at<Q>(&mut self, key: &Q, t: f64, cond: Option<Cond>) -> Result<bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let s = self.live_slot(key);
-        let r = self.engine.set_expiry(s, t, false, cond)?;
+        let r = self.engine.set_expiry(s, t, false, cond).map_err(native)?;
         self.drain();
         Ok(r)
     }
@@ -462,11 +666,15 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     ///
     /// ```
     /// let mut c = lapse_cache::TtlCache::new(0.0);
-    /// c.set("k", 1, lapse_cache::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// c.set("k", 1, lapse_cache::SetOptions { ttl: Some(5.0), ..Default::default() }).unwrap();
     /// assert!(c.persist(&"k"));
     /// assert_eq!(c.ttl(&"k"), Some(f64::INFINITY));
     /// ```
-    pub fn persist(&mut self, key: &K) -> bool {
+    pub fn persist<Q>(&mut self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.live_slot(key).is_some_and(|s| self.engine.persist(s))
     }
 
@@ -477,7 +685,11 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// let c = lapse_cache::TtlCache::<u8, u8>::new(0.0);
     /// assert_eq!(c.ttl(&1), None);
     /// ```
-    pub fn ttl(&self, key: &K) -> Option<f64> {
+    pub fn ttl<Q>(&self, key: &Q) -> Option<f64>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.live_slot(key).map(|s| self.remaining(s))
     }
 
@@ -489,7 +701,11 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert!(c.delete(&"k"));
     /// assert!(!c.delete(&"k"));
     /// ```
-    pub fn delete(&mut self, key: &K) -> bool {
+    pub fn delete<Q>(&mut self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let Some(s) = self.slot(key) else {
             return false;
         };
@@ -561,7 +777,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     ///
     /// ```
     /// let mut c = lapse_cache::TtlCache::<u8, u8>::new(0.0);
-    /// c.get(&1).unwrap();
+    /// assert_eq!(c.get(&1), None);
     /// assert_eq!(c.stats().misses, 1);
     /// ```
     pub fn stats(&self) -> Stats {
@@ -584,7 +800,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     ///
     /// ```
     /// let mut c = lapse_cache::TtlCache::new(0.0);
-    /// assert!(c.hset("user", "token", 7, lapse_cache::Write { ttl: Some(10.0), ..Default::default() }).unwrap());
+    /// assert!(c.hset("user", "token", 7, lapse_cache::SetOptions { ttl: Some(10.0), ..Default::default() }).unwrap());
     /// assert!(!c.hset("user", "token", 8, Default::default()).unwrap());
     /// assert!(c.set("user", 1, Default::default()).is_err()); // WRONGTYPE
     /// ```
@@ -608,7 +824,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
             _ => None,
         });
         let to_main = h.is_none() && self.bounded && self.ghost.contains(&key);
-        let r = self.engine.hwrite(h, f, &w, size, to_main)?;
+        let r = self.engine.hwrite(h, f, &w, size, to_main).map_err(native)?;
         if to_main {
             self.ghost.remove(&key);
         }
@@ -649,7 +865,11 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert_eq!(c.hget(&"h", "f").unwrap(), Some(&1));
     /// assert_eq!(c.hget(&"h", "g").unwrap(), None);
     /// ```
-    pub fn hget(&mut self, key: &K, field: &str) -> Result<Option<&V>> {
+    pub fn hget<Q>(&mut self, key: &Q, field: &str) -> Result<Option<&V>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let Some(s) = self.live_or_miss(key) else { return Ok(None) };
         let Item::Hash { fields, .. } = &self.items[s as usize] else {
             return Err(Error::WrongType { held: "plain value", wanted: "hash" });
@@ -677,7 +897,11 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// let mut c = lapse_cache::TtlCache::<&str, u8>::new(0.0);
     /// assert!(!c.hhas(&"h", "f").unwrap());
     /// ```
-    pub fn hhas(&self, key: &K, field: &str) -> Result<bool> {
+    pub fn hhas<Q>(&self, key: &Q, field: &str) -> Result<bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         Ok(self.field_slot(self.hash_slot(key)?, field).is_some())
     }
 
@@ -689,7 +913,11 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert!(c.hdel(&"h", "f").unwrap());
     /// assert!(!c.contains(&"h"));
     /// ```
-    pub fn hdel(&mut self, key: &K, field: &str) -> Result<bool> {
+    pub fn hdel<Q>(&mut self, key: &Q, field: &str) -> Result<bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let Some(f) = self.field_slot(self.hash_slot(key)?, field) else {
             return Ok(false);
         };
@@ -703,11 +931,15 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// ```
     /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.hset("h", "a", 1, Default::default()).unwrap();
-    /// c.hset("h", "b", 2, lapse_cache::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// c.hset("h", "b", 2, lapse_cache::SetOptions { ttl: Some(5.0), ..Default::default() }).unwrap();
     /// c.tick(5.0).unwrap();
     /// assert_eq!(c.hlen(&"h").unwrap(), 1);
     /// ```
-    pub fn hlen(&self, key: &K) -> Result<usize> {
+    pub fn hlen<Q>(&self, key: &Q) -> Result<usize>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         Ok(self.hgetall(key)?.len())
     }
 
@@ -718,7 +950,11 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// c.hset("h", "a", 1, Default::default()).unwrap();
     /// assert_eq!(c.hgetall(&"h").unwrap(), vec![("a", &1)]);
     /// ```
-    pub fn hgetall(&self, key: &K) -> Result<Vec<(&str, &V)>> {
+    pub fn hgetall<Q>(&self, key: &Q) -> Result<Vec<(&str, &V)>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let Some(h) = self.hash_slot(key)? else {
             return Ok(vec![]);
         };
@@ -743,9 +979,13 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert!(c.hexpire(&"h", "f", 10.0, None).unwrap());
     /// assert_eq!(c.httl(&"h", "f").unwrap(), Some(10.0));
     /// ```
-    pub fn hexpire(&mut self, key: &K, field: &str, ms: f64, cond: Option<Cond>) -> Result<bool> {
+    pub fn hexpire<Q>(&mut self, key: &Q, field: &str, ms: f64, cond: Option<Cond>) -> Result<bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let f = self.field_slot(self.hash_slot(key)?, field);
-        let r = self.engine.set_expiry(f, ms, true, cond)?;
+        let r = self.engine.set_expiry(f, ms, true, cond).map_err(native)?;
         self.drain();
         Ok(r)
     }
@@ -758,9 +998,13 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert!(c.hexpire_at(&"h", "f", 0.0, None).unwrap());
     /// assert!(!c.contains(&"h"));
     /// ```
-    pub fn hexpire_at(&mut self, key: &K, field: &str, t: f64, cond: Option<Cond>) -> Result<bool> {
+    pub fn hexpire_at<Q>(&mut self, key: &Q, field: &str, t: f64, cond: Option<Cond>) -> Result<bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let f = self.field_slot(self.hash_slot(key)?, field);
-        let r = self.engine.set_expiry(f, t, false, cond)?;
+        let r = self.engine.set_expiry(f, t, false, cond).map_err(native)?;
         self.drain();
         Ok(r)
     }
@@ -771,7 +1015,11 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// let mut c = lapse_cache::TtlCache::<&str, u8>::new(0.0);
     /// assert!(!c.hpersist(&"h", "f").unwrap());
     /// ```
-    pub fn hpersist(&mut self, key: &K, field: &str) -> Result<bool> {
+    pub fn hpersist<Q>(&mut self, key: &Q, field: &str) -> Result<bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let f = self.field_slot(self.hash_slot(key)?, field);
         Ok(f.is_some_and(|f| self.engine.persist(f)))
     }
@@ -783,7 +1031,11 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// c.hset("h", "f", 1, Default::default()).unwrap();
     /// assert_eq!(c.httl(&"h", "f").unwrap(), Some(f64::INFINITY));
     /// ```
-    pub fn httl(&self, key: &K, field: &str) -> Result<Option<f64>> {
+    pub fn httl<Q>(&self, key: &Q, field: &str) -> Result<Option<f64>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let h = self.hash_slot(key)?;
         Ok(self.field_slot(h, field).map(|f| self.remaining(f)))
     }
@@ -799,7 +1051,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// ```
     /// use lapse_cache::snapshot::{self, Value};
     /// let mut c = lapse_cache::TtlCache::new(0.0);
-    /// c.set("k".to_string(), 7.0, lapse_cache::Write { ttl: Some(50.0), ..Default::default() }).unwrap();
+    /// c.set("k".to_string(), 7.0, lapse_cache::SetOptions { ttl: Some(50.0), ..Default::default() }).unwrap();
     /// let units = |k: &String| k.encode_utf16().collect::<Vec<u16>>();
     /// let snap = c.snapshot_with(units, |_, _, v| Ok(Value::Number(*v))).unwrap();
     /// let bytes = snapshot::encode(&snap).unwrap();
@@ -863,12 +1115,15 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
         snap: &Snapshot,
         mut key: impl FnMut(&[u16]) -> Result<K>,
         mut value: impl FnMut(&Value) -> Result<V>,
-    ) -> Result<Self> {
+    ) -> Result<Self>
+    where
+        S: Default,
+    {
         snap.validate()?;
         // No preallocation for maxEntries: the cache grows as entries arrive.
         let mut opts = snap.options.clone();
         let max_entries = opts.max_entries.take();
-        let mut c = Self::with_options(opts, snap.now)?;
+        let mut c = Self::with_hasher(opts, snap.now, S::default())?;
         c.engine.set_max_entries(max_entries);
         c.bounded |= max_entries.is_some();
         let times = |t: &SnapClocks| Times { abs: t.abs, last: t.last, idle: t.idle };
@@ -907,7 +1162,35 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     }
 }
 
-impl<K, V> std::fmt::Debug for TtlCache<K, V> {
+/// Errors the engine phrases for the JS binding (its option names), renamed
+/// to this crate's field names.
+fn native(e: Error) -> Error {
+    const NAMES: [(&str, &str); 6] = [
+        ("maxEntries", "max_entries"),
+        ("maxBytes", "max_bytes"),
+        ("keepTtl", "keep_ttl"),
+        ("expireAt", "expire_at"),
+        ("sizeOf", "size"),
+        ("sweepBudget", "sweep_budget"),
+    ];
+    let rename = |arg: &'static str, msg: String| {
+        let arg = NAMES.iter().find(|(js, _)| *js == arg).map_or(arg, |(_, rs)| rs);
+        (arg, NAMES.iter().fold(msg, |m, (js, rs)| m.replace(js, rs)))
+    };
+    match e {
+        Error::Type { arg, msg } => {
+            let (arg, msg) = rename(arg, msg);
+            Error::Type { arg, msg }
+        }
+        Error::Range { arg, msg } => {
+            let (arg, msg) = rename(arg, msg);
+            Error::Range { arg, msg }
+        }
+        e => e,
+    }
+}
+
+impl<K, V, S> std::fmt::Debug for TtlCache<K, V, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TtlCache")
             .field("now", &self.engine.now())

@@ -15,14 +15,14 @@
 //! WebAssembly), and a plain Rust library:
 //!
 //! ```
-//! use lapse_cache::{Options, TtlCache, Write};
+//! use lapse_cache::{Options, TtlCache, SetOptions};
 //! let mut c = TtlCache::with_options(Options { idle: Some(1_000.0), ..Default::default() }, 0.0).unwrap();
-//! c.set("a", 1, Write { ttl: Some(5_000.0), ..Default::default() }).unwrap();
-//! c.hset("user:1", "token", 2, Write { ttl: Some(500.0), ..Default::default() }).unwrap();
+//! c.set("a", 1, SetOptions { ttl: Some(5_000.0), ..Default::default() }).unwrap();
+//! c.hset("user:1", "token", 2, SetOptions { ttl: Some(500.0), ..Default::default() }).unwrap();
 //! c.tick(600.0).unwrap();
 //! assert_eq!(c.hget(&"user:1", "token").unwrap(), None); // the field expired, and took the key
 //! assert!(!c.contains(&"user:1"));
-//! assert_eq!(c.get(&"a").unwrap(), Some(&1));
+//! assert_eq!(c.get("a"), Some(&1));
 //! ```
 #![warn(missing_docs)]
 
@@ -40,5 +40,10 @@ mod binding;
 
 pub use cache::{Removed, Stats, TtlCache};
 pub use clock::{Clock, NEVER};
-pub use engine::{Cond, Counters, Options, Reason, Write};
+/// The former name of [`SetOptions`] (it clashed with `std::io::Write`).
+#[doc(hidden)]
+pub use engine::Write;
+pub use engine::{Cond, Counters, Options, Reason, Write as SetOptions};
 pub use error::{Error, Result};
+/// The default hasher of [`TtlCache`]'s key index (foldhash's, seeded per process).
+pub use hashbrown::DefaultHashBuilder;
