@@ -87,8 +87,8 @@ pub struct TtlCache<K, V, S = DefaultHashBuilder> {
     engine: Engine,
     index: hashbrown::HashMap<K, u32, S>,
     items: Vec<Item<K, V>>,
-    ghost: HashSet<K, S>,
-    ghost_order: VecDeque<K>,
+    ghost: HashSet<u64>,
+    ghost_order: VecDeque<u64>,
     bounded: bool,
     hits: u64,
     misses: u64,
@@ -121,7 +121,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     }
 }
 
-impl<K: Hash + Eq + Clone, V, S: BuildHasher + Clone> TtlCache<K, V, S> {
+impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// A cache with `opts`, starting at `now`, whose key index hashes with
     /// `hasher` (the default is foldhash's, seeded per process; pass
     /// `std::hash::RandomState` for SipHash if keys come from an attacker who
@@ -137,9 +137,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher + Clone> TtlCache<K, V, S> {
         let bounded = opts.max_entries.is_some() || opts.max_bytes.is_some();
         Ok(TtlCache {
             engine: Engine::new(&opts, now).map_err(native)?,
-            index: hashbrown::HashMap::with_hasher(hasher.clone()),
+            index: hashbrown::HashMap::with_hasher(hasher),
             items: Vec::new(),
-            ghost: HashSet::with_hasher(hasher),
+            ghost: HashSet::new(),
             ghost_order: VecDeque::new(),
             bounded,
             hits: 0,
@@ -187,7 +187,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher + Clone> TtlCache<K, V, S> {
 
     /// Replays the engine's removal log, then runs the callback.
     fn drain(&mut self) {
-        let out = self.replay();
+        let (out, _) = self.replay::<K>(None);
         self.notify(out);
     }
 
@@ -198,31 +198,48 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher + Clone> TtlCache<K, V, S> {
     }
 
     /// Applies the engine's removal log to the index and values, returning
-    /// what left for the callback, which runs only once the caller is done.
-    fn replay(&mut self) -> Vec<Removed<K, V>> {
+    /// what left for the callback (which runs only once the caller is done;
+    /// with no callback nothing is collected), and apart from it the plain
+    /// value of `own` if it left other than by eviction (the value `set` or
+    /// `remove` hands back to its caller).
+    fn replay<Q>(&mut self, own: Option<&Q>) -> (Vec<Removed<K, V>>, Option<V>)
+    where
+        K: Borrow<Q>,
+        Q: Eq + ?Sized,
+    {
         let log = std::mem::take(&mut self.engine.log);
+        let keep = self.on_remove.is_some();
         let mut out = Vec::new();
+        let mut mine = None;
         for rec in log.chunks_exact(3) {
             let (s, flags, parent) = (rec[0], rec[1], rec[2]);
             let reason = Reason::from_u8((flags & 15) as u8);
             match std::mem::replace(self.item(s), Item::Free) {
                 Item::Plain { key, value } => {
+                    let h = self.index.hasher().hash_one(&key);
                     self.index.remove(&key);
                     if flags & LOG_GHOST != 0 {
-                        self.remember(key.clone());
+                        self.remember(h);
                     }
-                    out.push(Removed { key, field: None, value, reason });
+                    if reason != Reason::Evicted && own.is_some_and(|o| key.borrow() == o) {
+                        mine = Some(value);
+                    } else if keep {
+                        out.push(Removed { key, field: None, value, reason });
+                    }
                 }
                 Item::Hash { key, .. } => {
+                    let h = self.index.hasher().hash_one(&key);
                     self.index.remove(&key);
                     if flags & LOG_GHOST != 0 {
-                        self.remember(key);
+                        self.remember(h);
                     }
                 }
                 Item::Field { name, value } => {
                     if let Item::Hash { key, fields } = self.item(parent) {
                         fields.remove(&name);
-                        out.push(Removed { key: key.clone(), field: Some(name), value, reason });
+                        if keep {
+                            out.push(Removed { key: key.clone(), field: Some(name), value, reason });
+                        }
                     }
                 }
                 Item::Free => {}
@@ -231,19 +248,30 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher + Clone> TtlCache<K, V, S> {
         let mut log = log;
         log.clear();
         self.engine.log = log;
-        out
+        (out, mine)
     }
 
-    fn remember(&mut self, key: K) {
+    /// Records an evicted key for S3-FIFO's ghost queue by its hash only: a
+    /// collision merely admits a new key to the main queue, and the ghost
+    /// list then costs 8 bytes (twice) per key instead of two key copies.
+    fn remember(&mut self, h: u64) {
         let cap = self.engine.options().max_entries.unwrap_or(self.index.len().max(64) as u64) as usize;
-        if self.ghost.insert(key.clone()) {
-            self.ghost_order.push_back(key);
+        if self.ghost.insert(h) {
+            self.ghost_order.push_back(h);
         }
         while self.ghost_order.len() > cap {
             if let Some(k) = self.ghost_order.pop_front() {
                 self.ghost.remove(&k);
             }
         }
+    }
+
+    fn ghosted(&self, key: &K) -> Option<u64> {
+        if !self.bounded || self.ghost.is_empty() {
+            return None;
+        }
+        let h = self.index.hasher().hash_one(key);
+        self.ghost.contains(&h).then_some(h)
     }
 
     fn slot<Q>(&self, key: &Q) -> Option<u32>
@@ -396,27 +424,22 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher + Clone> TtlCache<K, V, S> {
             return Err(Error::WrongType { held: "hash", wanted: "plain value" });
         }
         let live = s.is_some_and(|s| self.engine.is_live(s));
-        let to_main = s.is_none() && self.bounded && self.ghost.contains(&key);
-        let r = self.engine.write(s, &w, size, to_main).map_err(native)?;
-        if to_main {
-            self.ghost.remove(&key);
+        let ghost = if s.is_none() { self.ghosted(&key) } else { None };
+        let r = self.engine.write(s, &w, size, ghost.is_some()).map_err(native)?;
+        if let Some(h) = ghost {
+            self.ghost.remove(&h);
         }
         // Replay first: the slot handed out may be one this write just freed.
-        let mut out = self.replay();
-        let mut old = None;
-        if live {
-            // A write that ends its key at once (a deadline at now) removes the
-            // old value through the log instead of overwriting it in place.
-            let i = out.iter().position(|r| r.field.is_none() && r.key == key && r.reason != Reason::Evicted);
-            old = i.map(|i| out.swap_remove(i).value);
-        }
+        // A write that ends its key at once (a deadline at now) removes the
+        // old value through the log instead of overwriting it in place.
+        let (mut out, mut old) = self.replay(live.then_some(&key));
         if let Some(r) = r {
             match self.item(r) {
                 Item::Plain { value: prev, .. } => {
                     let prev = std::mem::replace(prev, value);
                     if live {
                         old = Some(prev);
-                    } else {
+                    } else if self.on_remove.is_some() {
                         // An expired value the write reused expired; it was
                         // not replaced, and the callback hears it so.
                         out.push(Removed { key, field: None, value: prev, reason: Reason::Expired });
@@ -536,9 +559,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher + Clone> TtlCache<K, V, S> {
             return None;
         }
         self.engine.remove(s, Reason::Deleted);
-        let mut out = self.replay();
-        let i = out.iter().position(|r| r.field.is_none() && r.reason == Reason::Deleted && r.key.borrow() == key);
-        let v = i.map(|i| out.swap_remove(i).value);
+        let (out, v) = self.replay(Some(key));
         self.notify(out);
         v
     }
@@ -823,10 +844,10 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher + Clone> TtlCache<K, V, S> {
             Item::Hash { fields, .. } => fields.get(field).copied(),
             _ => None,
         });
-        let to_main = h.is_none() && self.bounded && self.ghost.contains(&key);
-        let r = self.engine.hwrite(h, f, &w, size, to_main).map_err(native)?;
-        if to_main {
-            self.ghost.remove(&key);
+        let ghost = if h.is_none() { self.ghosted(&key) } else { None };
+        let r = self.engine.hwrite(h, f, &w, size, ghost.is_some()).map_err(native)?;
+        if let Some(h) = ghost {
+            self.ghost.remove(&h);
         }
         let Some(r) = r else {
             self.drain();
@@ -834,7 +855,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher + Clone> TtlCache<K, V, S> {
         };
         let hs = self.engine.parent(r);
         // Replay first: the slots handed out may be ones this write just freed.
-        let mut out = self.replay();
+        let (mut out, _) = self.replay::<K>(None);
         if !matches!(self.item(hs), Item::Hash { .. }) {
             *self.item(hs) = Item::Hash { key: key.clone(), fields: HashMap::new() };
             self.index.insert(key.clone(), hs);
