@@ -106,6 +106,11 @@ const dts = readFileSync(join(template, "index.d.ts"), "utf8");
 writeFileSync(join(out, "index.d.ts"), dts);
 writeFileSync(join(out, "index.d.cts"), dts);
 
+// Types of the tier entries (lapse/redis, lapse/keyv, lapse/bentocache): one
+// .d.ts each, beside index.d.ts, for ESM and CJS alike.
+const tierTypes = readdirSync(join(template, "types")).filter((f) => f.endsWith(".d.ts"));
+for (const f of tierTypes) copyFileSync(join(template, "types", f), join(out, f));
+
 copyFileSync(join(template, "README.md"), join(out, "README.md"));
 copyFileSync(r("LICENSE"), join(out, "LICENSE"));
 // The full API reference (the lead's API.md at the repo root), when present.
@@ -139,10 +144,21 @@ const pkg = {
       require: "./dist/lapse.cjs",
       default: "./dist/lapse.js",
     },
+    // Tiers in front of shared stores, each with its client as an optional
+    // peer dependency, imported only by that entry (ESM; Node >= 20.19 can
+    // require() it).
+    ...Object.fromEntries(
+      tierTypes.map((f) => {
+        const name = f.replace(/\.d\.ts$/, "");
+        return [`./${name}`, { types: `./${f}`, default: `./dist/${name}.js` }];
+      }),
+    ),
     "./lapse_bg.wasm": "./dist/lapse_bg.wasm",
     "./package.json": "./package.json",
   },
-  files: ["dist/", "index.d.ts", "index.d.cts", "README.md", "LICENSE", ...(hasApiDoc ? ["API.md"] : []), ...(hasSnapshotDoc ? ["SNAPSHOT.md"] : [])],
+  files: ["dist/", "index.d.ts", "index.d.cts", ...tierTypes, "README.md", "LICENSE", ...(hasApiDoc ? ["API.md"] : []), ...(hasSnapshotDoc ? ["SNAPSHOT.md"] : [])],
+  peerDependencies: { redis: ">=5.9.0" },
+  peerDependenciesMeta: { redis: { optional: true } },
   // The entries instantiate the wasm when evaluated: a bundler must never skip
   // them (glue.js and cache.js are pure module definitions).
   sideEffects: entries,

@@ -9,6 +9,7 @@
 #   - chromium + chromium-driver, firefox-esr,     (Debian apt, only if missing)
 #     webkit2gtk-driver, xvfb, xauth
 #   - geckodriver                                  (cargo install, pinned)
+#   - redis-server                                 (Debian apt, only if missing; lapse/redis tests)
 #   - node_modules from package-lock.json          (npm ci; done by the Makefile, see `node_modules/.package-lock.json`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -62,7 +63,8 @@ fi
 # Chromium + chromedriver: playwright-core's page tests and wasm-pack --chrome.
 # Firefox ESR: the engines test (through geckodriver) and wasm-pack --firefox.
 # WebKitWebDriver + MiniBrowser (webkit2gtk-driver) under Xvfb: WebKit has no
-# headless mode here. One apt run for whatever is missing.
+# headless mode here. redis-server: the lapse/redis and adapter tests start
+# their own on a free port. One apt run for whatever is missing.
 apt_missing=()
 [ -x /usr/bin/chromium ] || apt_missing+=(chromium)
 [ -x /usr/bin/chromedriver ] || apt_missing+=(chromium-driver)
@@ -70,8 +72,9 @@ apt_missing=()
 [ -x /usr/bin/WebKitWebDriver ] || apt_missing+=(webkit2gtk-driver)
 [ -x /usr/bin/Xvfb ] || apt_missing+=(xvfb)
 [ -x /usr/bin/xauth ] || apt_missing+=(xauth)
+command -v redis-server >/dev/null 2>&1 || apt_missing+=(redis-server)
 if [ "${#apt_missing[@]}" = 0 ]; then
-  say "chromium, chromedriver, firefox-esr, WebKitWebDriver, Xvfb: present"
+  say "chromium, chromedriver, firefox-esr, WebKitWebDriver, Xvfb, redis-server: present"
 else
   say "installing ${apt_missing[*]} (apt)"
   sudo=""
@@ -80,6 +83,8 @@ else
   # Another apt run on the machine (a parallel setup) holds the lock for a while.
   $sudo apt-get -o DPkg::Lock::Timeout=600 update
   $sudo apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends "${apt_missing[@]}"
+  # The redis-server package starts a system service on 6379; nothing here uses it.
+  $sudo service redis-server stop >/dev/null 2>&1 || true
 fi
 
 # --- geckodriver, pinned (Firefox's WebDriver; a crates.io crate) ---------------

@@ -6,10 +6,14 @@ use std::hash::{BuildHasher, Hash};
 
 use hashbrown::{DefaultHashBuilder, HashSet};
 
+use crate::clock::{Follow, TimeSource};
 use crate::engine::{Cond, Counters, Engine, Kind, Options, Reason, Times, Write, LOG_GHOST};
 use crate::error::{Error, Result};
 use crate::list::NIL;
-use crate::snapshot::{Body, Clocks as SnapClocks, Entry as SnapEntry, Field as SnapField, Snapshot, Value};
+use crate::snapshot::{Body, ClockMode, Clocks as SnapClocks, Entry as SnapEntry, Field as SnapField, Snapshot, Value};
+
+/// Expired entries each write reclaims (as the JS binding's writes do).
+const RECLAIM: u64 = 2;
 
 enum Item<K, V> {
     Free,
@@ -68,7 +72,18 @@ unsafe impl<K, V> Sync for OnRemove<K, V> {}
 
 /// A cache whose entries expire at the earlier of an absolute deadline
 /// (`ttl`) and a sliding idle window (`idle`), with hashes whose fields expire
-/// on their own, on a clock that moves only when you call [`tick`](Self::tick).
+/// on their own.
+///
+/// Time is milliseconds as `f64`, in a domain you choose. By default (`new`,
+/// `with_options`) the clock is **manual**: it moves only when you call
+/// [`tick`](Self::tick), which suits simulations, tests and hosts that own
+/// time (and is what the JS package does with `{ now }`). To follow a clock
+/// instead, as the JS package does with `Date.now()` by default, build the
+/// cache with [`with_clock`](Self::with_clock) and a [`TimeSource`]
+/// ([`SystemClock`](crate::SystemClock), [`MonotonicClock`](crate::MonotonicClock)
+/// or a closure): every call then reads it, no `tick` is needed for
+/// correctness, and each write reclaims a few expired entries so memory
+/// stays bounded too.
 ///
 /// ```
 /// use lapse_cache::{Options, TtlCache, SetOptions};
@@ -93,6 +108,8 @@ pub struct TtlCache<K, V, S = DefaultHashBuilder> {
     hits: u64,
     misses: u64,
     on_remove: Option<OnRemove<K, V>>,
+    /// The followed time source, if not manual.
+    follow: Option<Follow>,
 }
 
 impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
@@ -118,6 +135,21 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// ```
     pub fn with_options(opts: Options, now: f64) -> Result<Self> {
         Self::with_hasher(opts, now, DefaultHashBuilder::default())
+    }
+
+    /// A cache with `opts` that follows `source`, starting at its reading.
+    ///
+    /// ```
+    /// use lapse_cache::{Options, SystemClock, TtlCache, Write};
+    /// let mut c = TtlCache::with_clock(Options { ttl: Some(60_000.0), ..Default::default() }, SystemClock).unwrap();
+    /// c.set("k", 1, Write::default()).unwrap();
+    /// assert!((c.ttl(&"k").unwrap() - 60_000.0).abs() < 1_000.0);
+    /// ```
+    pub fn with_clock(opts: Options, source: impl TimeSource + 'static) -> Result<Self> {
+        let now = crate::clock::finite_time("now", source.now_ms())?;
+        let mut c = Self::with_options(opts, now)?;
+        c.follow = Some(Follow::new(Box::new(source), now));
+        Ok(c)
     }
 }
 
@@ -145,7 +177,32 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
             hits: 0,
             misses: 0,
             on_remove: None,
+            follow: None,
         })
+    }
+
+    /// Follows `source` from now on (a restored cache, for example), never
+    /// running back behind the current clock.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::<u8, u8>::new(5000.0);
+    /// c.follow(|| 1000.0); // behind: the clock stays at 5000
+    /// assert_eq!(c.now(), 5000.0);
+    /// c.follow(|| 7000.0);
+    /// assert_eq!(c.now(), 7000.0);
+    /// ```
+    pub fn follow(&mut self, source: impl TimeSource + 'static) {
+        self.follow = Some(Follow::new(Box::new(source), self.engine.now()));
+        self.sync();
+    }
+
+    /// Whether the clock follows a [`TimeSource`] (else it is manual).
+    ///
+    /// ```
+    /// assert!(!lapse_cache::TtlCache::<u8, u8>::new(0.0).follows_clock());
+    /// ```
+    pub fn follows_clock(&self) -> bool {
+        self.follow.is_some()
     }
 
     /// Calls `f` for every entry or field that leaves, after the cache's state
@@ -287,7 +344,43 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.slot(key).filter(|&s| self.engine.is_live(s))
+        self.slot(key).filter(|&s| self.live(s))
+    }
+
+    /// The time reads judge liveness at: the engine's clock, or the latest
+    /// reading of the followed source (`&self` reads refresh it without
+    /// moving the engine).
+    fn time(&self) -> f64 {
+        match &self.follow {
+            Some(f) => f.high().max(self.engine.now()),
+            None => self.engine.now(),
+        }
+    }
+
+    fn live(&self, s: u32) -> bool {
+        self.engine.is_live_at(s, self.time())
+    }
+
+    /// Reads the followed source, for a `&self` method, before it looks at
+    /// any slot.
+    fn refresh(&self) {
+        if let Some(f) = &self.follow {
+            f.read();
+        }
+    }
+
+    /// Reads the followed source and moves the engine's clock to it, for a
+    /// `&mut self` method, before it looks at any slot.
+    fn sync(&mut self) {
+        if let Some(f) = &self.follow {
+            // Readings are finite (Follow ignores others), so this cannot fail.
+            let _ = self.engine.advance(f.read());
+        }
+    }
+
+    /// The write-time reclaim, after a write's own changes.
+    fn reclaim(&mut self) {
+        self.engine.reclaim(RECLAIM);
     }
 
     fn is_hash(&self, s: u32) -> bool {
@@ -309,7 +402,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         let Item::Hash { fields, .. } = &self.items[h? as usize] else {
             return None;
         };
-        fields.get(field).copied().filter(|&f| self.engine.is_live(f))
+        fields.get(field).copied().filter(|&f| self.live(f))
     }
 
     /// The live slot of `key` for a read; otherwise counts a miss and
@@ -320,7 +413,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         Q: Hash + Eq + ?Sized,
     {
         let s = self.slot(key);
-        if let Some(s) = s.filter(|&s| self.engine.is_live(s)) {
+        if let Some(s) = s.filter(|&s| self.live(s)) {
             return Some(s);
         }
         self.misses += 1;
@@ -336,18 +429,52 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     }
 
     fn remaining(&self, s: u32) -> f64 {
-        self.engine.ttl(s)
+        self.engine.ttl_at(s, self.time())
     }
 
     // ---- time ---------------------------------------------------------------
 
-    /// The clock, in ms.
+    /// The clock, in ms (a fresh reading of a followed source).
     ///
     /// ```
     /// assert_eq!(lapse_cache::TtlCache::<u8, u8>::new(42.0).now(), 42.0);
     /// ```
     pub fn now(&self) -> f64 {
-        self.engine.now()
+        self.refresh();
+        self.time()
+    }
+
+    /// A time at or before the earliest deadline the cache holds
+    /// (`f64::INFINITY` if none), to schedule the next [`tick`](Self::tick).
+    /// It can be early (by up to the wheel bucket the deadline sits in),
+    /// never late.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// assert_eq!(c.next_expiry(), f64::INFINITY);
+    /// c.set("k", (), lapse_cache::Write { ttl: Some(5000.0), ..Default::default() }).unwrap();
+    /// assert!(c.next_expiry() <= 5000.0);
+    /// ```
+    pub fn next_expiry(&self) -> f64 {
+        self.engine.next_expiry()
+    }
+
+    /// [`tick`](Self::tick) at a fresh reading of the followed source; a
+    /// manual cache stays where it is and only sweeps.
+    ///
+    /// ```
+    /// use std::sync::{atomic::{AtomicU64, Ordering}, Arc};
+    /// let t = Arc::new(AtomicU64::new(0));
+    /// let src = t.clone();
+    /// let mut c = lapse_cache::TtlCache::with_clock(Default::default(), move || src.load(Ordering::Relaxed) as f64).unwrap();
+    /// c.set(1, (), lapse_cache::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// t.store(9, Ordering::Relaxed);
+    /// assert_eq!(c.tick_now(), 1);
+    /// ```
+    pub fn tick_now(&mut self) -> u64 {
+        self.sync();
+        let now = self.engine.now();
+        self.tick(now).unwrap_or(0)
     }
 
     /// Advances the clock (an earlier `now` is ignored) and removes at most
@@ -360,6 +487,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// assert!(c.tick(f64::NAN).is_err());
     /// ```
     pub fn tick(&mut self, now: f64) -> Result<u64> {
+        self.sync();
         let n = self.engine.tick(now).map_err(native)?;
         self.drain();
         Ok(n)
@@ -374,6 +502,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// assert_eq!(c.purge(), 1);
     /// ```
     pub fn purge(&mut self) -> u64 {
+        self.sync();
         let n = self.engine.purge();
         self.drain();
         n
@@ -419,13 +548,15 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// assert!(c.set_sized("c", (), Default::default(), 11).is_err());
     /// ```
     pub fn set_sized(&mut self, key: K, value: V, w: Write, size: u32) -> Result<Option<V>> {
+        self.sync();
         let s = self.slot(&key);
-        if s.is_some_and(|s| self.engine.is_live(s) && self.is_hash(s)) {
+        if s.is_some_and(|s| self.live(s) && self.is_hash(s)) {
             return Err(Error::WrongType { held: "hash", wanted: "plain value" });
         }
-        let live = s.is_some_and(|s| self.engine.is_live(s));
+        let live = s.is_some_and(|s| self.live(s));
         let ghost = if s.is_none() { self.ghosted(&key) } else { None };
         let r = self.engine.write(s, &w, size, ghost.is_some()).map_err(native)?;
+        self.reclaim();
         if let Some(h) = ghost {
             self.ghost.remove(&h);
         }
@@ -472,6 +603,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.sync();
         let s = self.live_or_miss(key)?;
         // A hash reads as absent here; the match is the one the value
         // needs anyway, so plain reads pay nothing for it.
@@ -502,6 +634,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.sync();
         if self.live_slot(key).is_some_and(|s| self.is_hash(s)) {
             return Err(Error::WrongType { held: "hash", wanted: "plain value" });
         }
@@ -517,6 +650,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// assert_eq!(*c.get_or_insert_with("k".to_string(), || 2).unwrap(), 1);
     /// ```
     pub fn get_or_insert_with(&mut self, key: K, value: impl FnOnce() -> V) -> Result<&V> {
+        self.sync();
         match self.live_slot(&key) {
             Some(s) if self.is_hash(s) => return Err(Error::WrongType { held: "hash", wanted: "plain value" }),
             Some(s) => {
@@ -551,8 +685,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.sync();
         let s = self.slot(key)?;
-        let live = self.engine.is_live(s);
+        let live = self.live(s);
         if !live || self.is_hash(s) {
             self.engine.remove(s, if live { Reason::Deleted } else { Reason::Expired });
             self.drain();
@@ -577,6 +712,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.refresh();
         match &self.items[self.live_slot(key)? as usize] {
             Item::Plain { value, .. } => Some(value),
             _ => None,
@@ -596,6 +732,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.refresh();
         match self.live_slot(key) {
             None => Ok(None),
             Some(s) => match &self.items[s as usize] {
@@ -619,6 +756,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.refresh();
         self.live_slot(key).is_some()
     }
 
@@ -633,6 +771,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.sync();
         match self.live_slot(key) {
             Some(s) => {
                 self.engine.read(s);
@@ -656,6 +795,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.sync();
         let s = self.live_slot(key);
         let r = self.engine.set_expiry(s, ms, true, cond).map_err(native)?;
         self.drain();
@@ -677,6 +817,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.sync();
         let s = self.live_slot(key);
         let r = self.engine.set_expiry(s, t, false, cond).map_err(native)?;
         self.drain();
@@ -696,6 +837,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.sync();
         self.live_slot(key).is_some_and(|s| self.engine.persist(s))
     }
 
@@ -711,6 +853,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.refresh();
         self.live_slot(key).map(|s| self.remaining(s))
     }
 
@@ -727,10 +870,11 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.sync();
         let Some(s) = self.slot(key) else {
             return false;
         };
-        let live = self.engine.is_live(s);
+        let live = self.live(s);
         self.engine.remove(s, if live { Reason::Deleted } else { Reason::Expired });
         self.drain();
         live
@@ -777,8 +921,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// assert_eq!(c.iter().collect::<Vec<_>>(), vec![(&"a", &1)]);
     /// ```
     pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> + '_ {
+        self.refresh();
         self.index.iter().filter_map(move |(k, &s)| match &self.items[s as usize] {
-            Item::Plain { value, .. } if self.engine.is_live(s) => Some((k, value)),
+            Item::Plain { value, .. } if self.live(s) => Some((k, value)),
             _ => None,
         })
     }
@@ -791,7 +936,8 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// assert_eq!(c.keys().collect::<Vec<_>>(), vec![&"h"]);
     /// ```
     pub fn keys(&self) -> impl Iterator<Item = &K> + '_ {
-        self.index.iter().filter(move |(_, &s)| self.engine.is_live(s)).map(|(k, _)| k)
+        self.refresh();
+        self.index.iter().filter(move |(_, &s)| self.live(s)).map(|(k, _)| k)
     }
 
     /// Counters and gauges.
@@ -838,6 +984,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// assert!(c.hset_sized("h", "b", (), Default::default(), 6).is_err()); // the hash alone would not fit
     /// ```
     pub fn hset_sized(&mut self, key: K, field: &str, value: V, w: Write, size: u32) -> Result<bool> {
+        self.sync();
         let h = self.slot(&key);
         let live_h = self.hash_slot(&key)?;
         let f = live_h.and_then(|h| match &self.items[h as usize] {
@@ -846,6 +993,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         });
         let ghost = if h.is_none() { self.ghosted(&key) } else { None };
         let r = self.engine.hwrite(h, f, &w, size, ghost.is_some()).map_err(native)?;
+        self.reclaim();
         if let Some(h) = ghost {
             self.ghost.remove(&h);
         }
@@ -891,6 +1039,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.sync();
         let Some(s) = self.live_or_miss(key) else { return Ok(None) };
         let Item::Hash { fields, .. } = &self.items[s as usize] else {
             return Err(Error::WrongType { held: "plain value", wanted: "hash" });
@@ -899,7 +1048,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
             self.misses += 1;
             return Ok(None);
         };
-        if !self.engine.is_live(f) {
+        if !self.live(f) {
             self.misses += 1;
             self.expire_now(f);
             return Ok(None);
@@ -923,6 +1072,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.refresh();
         Ok(self.field_slot(self.hash_slot(key)?, field).is_some())
     }
 
@@ -939,6 +1089,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.sync();
         let Some(f) = self.field_slot(self.hash_slot(key)?, field) else {
             return Ok(false);
         };
@@ -961,6 +1112,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.refresh();
         Ok(self.hgetall(key)?.len())
     }
 
@@ -976,6 +1128,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.refresh();
         let Some(h) = self.hash_slot(key)? else {
             return Ok(vec![]);
         };
@@ -984,7 +1137,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         };
         Ok(fields
             .iter()
-            .filter(|(_, &f)| self.engine.is_live(f))
+            .filter(|(_, &f)| self.live(f))
             .filter_map(|(name, &f)| match &self.items[f as usize] {
                 Item::Field { value, .. } => Some((name.as_str(), value)),
                 _ => None,
@@ -1005,6 +1158,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.sync();
         let f = self.field_slot(self.hash_slot(key)?, field);
         let r = self.engine.set_expiry(f, ms, true, cond).map_err(native)?;
         self.drain();
@@ -1024,6 +1178,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.sync();
         let f = self.field_slot(self.hash_slot(key)?, field);
         let r = self.engine.set_expiry(f, t, false, cond).map_err(native)?;
         self.drain();
@@ -1041,6 +1196,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.sync();
         let f = self.field_slot(self.hash_slot(key)?, field);
         Ok(f.is_some_and(|f| self.engine.persist(f)))
     }
@@ -1057,6 +1213,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.refresh();
         let h = self.hash_slot(key)?;
         Ok(self.field_slot(h, field).map(|f| self.remaining(f)))
     }
@@ -1092,9 +1249,10 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
             let t = self.engine.times(s);
             SnapClocks { abs: t.abs, last: t.last, idle: t.idle }
         };
+        self.refresh();
         let mut entries = Vec::new();
         for s in self.engine.occupied() {
-            if !self.engine.is_live(s) {
+            if !self.live(s) {
                 continue;
             }
             let body = match self.items.get(s as usize) {
@@ -1102,7 +1260,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                     Body::Plain { weight: self.engine.weight(s), value: value(k, None, v)? }
                 }
                 Some(Item::Hash { key: k, .. }) => {
-                    let mut slots: Vec<u32> = self.engine.fields(s).filter(|&f| self.engine.is_live(f)).collect();
+                    let mut slots: Vec<u32> = self.engine.fields(s).filter(|&f| self.live(f)).collect();
                     slots.reverse();
                     let mut fields = Vec::with_capacity(slots.len());
                     for f in slots {
@@ -1125,13 +1283,16 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
             };
             entries.push(SnapEntry { key: k, clocks: stamp(s), body });
         }
-        Ok(Snapshot { now: self.engine.now(), options: self.engine.options(), entries })
+        let clock = if self.follow.is_some() { ClockMode::Follow } else { ClockMode::Manual };
+        Ok(Snapshot { now: self.time(), clock, options: self.engine.options(), entries })
     }
 
     /// A new cache holding exactly what `snap` holds: options, clock, entries
     /// and fields with their clocks and sizes. `key` and `value` convert back;
     /// field names must be valid UTF-16 here (a `String`). The snapshot is
-    /// validated first; no callback is set.
+    /// validated first; no callback is set. The clock is manual at the
+    /// snapshot's time, whatever `snap.clock` says (a time source is not
+    /// data): call [`follow`](Self::follow) to follow one again.
     pub fn restore_with(
         snap: &Snapshot,
         mut key: impl FnMut(&[u16]) -> Result<K>,
@@ -1215,6 +1376,7 @@ impl<K, V, S> std::fmt::Debug for TtlCache<K, V, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TtlCache")
             .field("now", &self.engine.now())
+            .field("follows_clock", &self.follow.is_some())
             .field("keys", &self.engine.keys())
             .field("entries", &self.engine.entries())
             .finish()

@@ -6,13 +6,39 @@
 //! later than 90 days after it was written." A key can also hold a hash whose
 //! fields expire on their own, like Redis 7.4's `HEXPIRE`.
 //!
-//! The cache never reads a timer. The host moves the clock with
-//! [`TtlCache::tick`], which removes a bounded batch of expired entries; a
-//! read never returns an expired entry, swept or not.
+//! The cache never starts a timer or a thread. Its clock is **manual** by
+//! default here (unlike the npm package, which follows `Date.now()`): Rust
+//! hosts often own time (simulations, tests, a time domain shared with JS
+//! snapshots), and a manual clock is deterministic. The host moves it with
+//! [`TtlCache::tick`], which removes a bounded batch of expired entries. To
+//! follow real time instead, build the cache with [`TtlCache::with_clock`]
+//! and a [`TimeSource`]: [`SystemClock`] (ms since the Unix epoch, the
+//! domain of JS `Date.now()`), [`MonotonicClock`], or any `Fn() -> f64`
+//! closure; every call then reads it, no `tick` is needed for correctness,
+//! and writes reclaim a few expired entries each so memory stays bounded.
+//! Either way a read never returns an expired entry, swept or not, and time
+//! never runs backwards.
+//!
+//! ```
+//! use lapse_cache::{MonotonicClock, Options, SetOptions, TtlCache};
+//! let o = Options { ttl: Some(60_000.0), ..Default::default() };
+//! let mut c = TtlCache::with_clock(o, MonotonicClock::from_system()).unwrap();
+//! c.set("k".to_string(), 1, SetOptions::default()).unwrap();
+//! assert_eq!(c.get("k"), Some(&1)); // gone 60 s from now, with no tick
+//! ```
 //!
 //! This crate (`lapse-cache`; the name `lapse` is taken on crates.io) is
-//! the engine of the `lapse` npm package (compiled to
-//! WebAssembly), and a plain Rust library:
+//! the engine of the `lapse` npm package (compiled to WebAssembly), and a
+//! plain Rust library with the API a `moka`/`lru`/`quick_cache` user expects:
+//! lookups take any borrowed form of the key (`get("a")` on `String` keys),
+//! plain reads return `Option` (a hash at the key reads as absent;
+//! `try_get`/`try_peek` report it as [`Error::WrongType`]), `set`/`insert`
+//! and `remove` hand values back, and the cache is `Send + Sync` for
+//! `Arc<Mutex<…>>` use. Times and durations are `f64` milliseconds
+//! throughout (`ttl`, `idle`, `now`, `tick`, `expire`): one unit for points
+//! and spans on a clock whose domain the host picks, the same numbers as
+//! the JS API and snapshots, with sub-millisecond fractions.
+//!
 //!
 //! ```
 //! use lapse_cache::{Options, TtlCache, SetOptions};
@@ -39,7 +65,9 @@ mod wheel;
 mod binding;
 
 pub use cache::{Removed, Stats, TtlCache};
-pub use clock::{Clock, NEVER};
+pub use clock::{Clock, TimeSource, NEVER};
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+pub use clock::{MonotonicClock, SystemClock};
 /// The former name of [`SetOptions`] (it clashed with `std::io::Write`).
 #[doc(hidden)]
 pub use engine::Write;

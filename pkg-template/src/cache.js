@@ -38,11 +38,12 @@ const ST_ENTRIES = 7;
 const ST_SPARE = 8;
 const ST_SPARE_LEN = 9;
 const ST_HASH = 10;
+const ST_NOW = 11;
 const RESERVE_BATCH = 256;
 const CONDS = { NX: 1, XX: 2, GT: 3, LT: 4 };
-const CTOR_OPTIONS = new Set(["now", "ttl", "idle", "maxEntries", "maxBytes", "sizeOf", "sweepBudget", "dispose"]);
+const CTOR_OPTIONS = new Set(["now", "clock", "ttl", "idle", "maxEntries", "maxBytes", "sizeOf", "sweepBudget", "dispose"]);
 const WRITE_OPTIONS = new Set(["ttl", "idle", "expireAt", "keepTtl"]);
-const RESTORE_OPTIONS = new Set(["dispose", "sizeOf"]);
+const RESTORE_OPTIONS = new Set(["dispose", "sizeOf", "now", "clock"]);
 
 let memory = null;
 // The engine `TtlCache.restore` hands the constructor instead of a new one.
@@ -50,6 +51,49 @@ let adopting = null;
 let F64 = new Float64Array(0);
 let U8 = new Uint8Array(0);
 let U32 = new Uint32Array(0);
+
+// A cache that follows a clock reads it at most once per synchronous run of
+// JS: it remembers the epoch of its reading, and a microtask queued by the
+// first reading of a run bumps the epoch once the run is over. A method's
+// only cost is comparing two numbers; no timer, no clock read per call.
+let epoch = 1;
+let epochQueued = false;
+// The microtask is a reaction to a settled promise rather than
+// queueMicrotask(): Node implements that in JS with an AsyncResource per
+// call, which measured as a third of a 64-op run of `get`s.
+const settled = Promise.resolve();
+
+function nextEpoch() {
+  epoch++;
+  epochQueued = false;
+}
+
+/** The default clock; looked up per reading, so fake timers installed later apply. */
+function dateNow() {
+  return Date.now();
+}
+
+function readClock(clock) {
+  const t = clock();
+  if (typeof t !== "number") throw new TypeError(`clock: must return a number, got ${describe(t)}`);
+  if (t - t !== 0) throw new RangeError(`clock: must return a finite number, got ${t}`);
+  return t;
+}
+
+/**
+ * The clock options: a followed clock function, or `undefined` for a
+ * manual one (with `now` validated). Reads each option once.
+ */
+function clockOption(now, clock) {
+  if (clock !== undefined) {
+    if (now !== undefined) throw new TypeError("now: cannot be combined with clock (now gives a manual clock)");
+    if (typeof clock !== "function") throw new TypeError(`clock: must be a function, got ${describe(clock)}`);
+    return clock;
+  }
+  if (now === undefined) return dateNow;
+  checkNumber("now", now);
+  return undefined;
+}
 
 // A growing wasm memory detaches its old buffer, which empties every view of
 // it; that is cheaper to test than reading `memory.buffer` on every call.
@@ -220,7 +264,8 @@ function optionalFunction(arg, v) {
 
 /**
  * A TTL cache with an absolute lifetime and a sliding idle window per entry,
- * per-field expiry in hashes, and a clock the host drives with `tick()`.
+ * and per-field expiry in hashes. It follows `Date.now()` (or `clock`) by
+ * default; `now` gives a manual clock the host moves with `tick()`.
  */
 export class TtlCache {
   #eng;
@@ -229,6 +274,10 @@ export class TtlCache {
   #t = 0; // index of slot 0's clocks in F64
   #f = 0; // byte offset of slot 0's frequency counter in U8
   #now;
+  #clock; // the followed clock, or undefined for a manual one
+  #seen = 0; // the epoch #now was read in
+  #nowAt = 0; // index in F64 of the engine's copy of the clock
+  #owes = false; // inserts handed to the engine since the last reclaim
   // key -> slot, or -seq for a ghost: a recently evicted unread key (the
   // S3-FIFO ghost queue). Ghosts share the index so a write looks a key up
   // once, and an eviction overwrites the entry instead of deleting it here
@@ -256,15 +305,19 @@ export class TtlCache {
   #updated = 0;
 
   /**
-   * @param {object} [options] `now`, `ttl`, `idle`, `maxEntries`, `maxBytes`,
-   *   `sizeOf`, `sweepBudget`, `dispose`; all optional.
+   * @param {object} [options] `now` (a manual clock) or `clock`, `ttl`,
+   *   `idle`, `maxEntries`, `maxBytes`, `sizeOf`, `sweepBudget`, `dispose`;
+   *   all optional.
    */
   constructor(options) {
+    // Taken before any user code (a clock) runs: it may restore another cache.
+    const adopted = adopting;
+    adopting = null;
     if (memory === null) memory = wasmMemory();
     const o = options === undefined ? {} : options;
     checkOptions("options", o, CTOR_OPTIONS);
-    const now = o.now === undefined ? Date.now() : o.now;
-    checkNumber("now", now);
+    const optNow = o.now;
+    const clock = clockOption(optNow, o.clock);
     const ttl = optionalNumber("ttl", o.ttl, Infinity);
     const idle = optionalNumber("idle", o.idle, Infinity);
     const maxEntries = optionalNumber("maxEntries", o.maxEntries, Infinity);
@@ -275,10 +328,16 @@ export class TtlCache {
     if (maxBytes !== Infinity && this.#sizeOf === undefined) {
       throw new TypeError("sizeOf: is required when maxBytes is set");
     }
-    this.#eng = adopting ?? new RawEngine(now, ttl, idle, maxEntries, maxBytes, sweepBudget);
+    const now = clock === undefined ? optNow : readClock(clock);
+    this.#clock = clock;
+    this.#eng = adopted ?? new RawEngine(now, ttl, idle, maxEntries, maxBytes, sweepBudget);
     sync();
     this.#st = this.#eng.statusPtr() >>> 2;
-    this.#now = this.#eng.now();
+    this.#nowAt = U32[this.#st + ST_NOW] >>> 3;
+    // A restored engine is at the snapshot's time: never run back behind it.
+    const at = this.#eng.now();
+    this.#now = now > at ? now : at;
+    if (clock !== undefined) this.#seen = this.#stamp();
     this.#opts = { ttl, idle, maxEntries, maxBytes, sweepBudget };
     this.#ttl = ttl;
     this.#idle = idle;
@@ -292,15 +351,59 @@ export class TtlCache {
   // ---- plumbing -----------------------------------------------------------
 
   /**
-   * The engine, after handing it the inserts queued on this side: every call
-   * into wasm goes through here, so the engine never sees a stale state.
+   * The engine, after handing it the clock and the inserts queued on this
+   * side: every call into wasm goes through here, so the engine never sees
+   * a stale state.
    */
   #e() {
+    sync();
+    F64[this.#nowAt] = this.#now;
     if (this.#np !== 0) {
       U32[this.#st + ST_PENDING] = this.#np;
       this.#np = 0;
+      this.#owes = true;
     }
     return this.#eng;
+  }
+
+  /** The current epoch, with its end queued (a followed clock's reading is good until then). */
+  #stamp() {
+    if (!epochQueued) {
+      epochQueued = true;
+      settled.then(nextEpoch);
+    }
+    return epoch;
+  }
+
+  /**
+   * Reads a followed clock, once per synchronous run: every method that
+   * depends on time calls this first (`if (this.#seen !== epoch)`), before
+   * it looks up any slot, because a `clock` is user code that may call
+   * into this cache, and because a moved clock makes the engine reclaim
+   * what queued inserts owe (which may call `dispose`).
+   */
+  #time() {
+    const c = this.#clock;
+    if (c === undefined) {
+      this.#seen = epoch;
+      return;
+    }
+    // Before the read: a re-entrant call from the clock uses the old reading.
+    this.#seen = this.#stamp();
+    const t = readClock(c);
+    // Time never runs backwards: a clock that steps back is ignored.
+    if (!(t > this.#now)) return;
+    this.#now = t;
+    if (this.#np !== 0 || this.#owes) {
+      const e = this.#e(); // hands over the queued inserts, which then owe
+      this.#owes = false;
+      e.reclaim();
+      this.#flush(this.#drain());
+    }
+  }
+
+  #sync() {
+    if (this.#seen !== epoch) this.#time();
   }
 
   #rebase() {
@@ -484,27 +587,47 @@ export class TtlCache {
 
   // ---- time ---------------------------------------------------------------
 
-  /** The cache's clock, in ms. */
+  /** The cache's clock, in ms (read from a followed clock if not read in this run yet). */
   get now() {
+    if (this.#seen !== epoch) this.#time();
     return this.#now;
   }
 
   /**
-   * Advances the clock to `now` (default `Date.now()`; earlier values are
-   * ignored) and removes at most `sweepBudget` expired entries.
+   * Advances the clock to `now` (default: a fresh reading of the followed
+   * clock, or `Date.now()` for a manual one; an earlier time is ignored) and
+   * removes at most `sweepBudget` expired entries.
    * @returns {number} how many entries were removed
    */
   tick(now) {
-    if (now === undefined) now = Date.now();
-    checkNumber("now", now);
+    this.#sync();
+    if (now === undefined) {
+      const c = this.#clock;
+      now = c === undefined ? Date.now() : readClock(c);
+    } else {
+      checkNumber("now", now);
+    }
     const n = this.#e().tick(now);
     this.#now = this.#e().now();
     this.#flush(this.#drain());
     return n;
   }
 
+  /**
+   * A time at or before the earliest deadline the cache holds, `Infinity`
+   * if none: when to call `tick()` next (it can be early, never late).
+   * @returns {number}
+   */
+  nextExpiry() {
+    this.#sync();
+    const t = this.#e().nextExpiry();
+    this.#flush(this.#drain());
+    return t;
+  }
+
   /** Removes every expired entry now. @returns {number} how many */
   purge() {
+    this.#sync();
     const n = this.#e().purge();
     this.#flush(this.#drain());
     return n;
@@ -518,7 +641,8 @@ export class TtlCache {
     // V8 inlines a method into its caller's loop only while its bytecode
     // stays under 460 bytes, and the whole write path is well over. The one
     // lookup serves every path; a key of the wrong type finds nothing and is
-    // rejected by #setSlow.
+    // rejected by #setSlow. The clock is read first (see #time).
+    if (this.#seen !== epoch) this.#time();
     const s = this.#index.get(key);
     if (opts === undefined && this.#sizeOf === undefined && value !== undefined) {
       if (
@@ -671,6 +795,7 @@ export class TtlCache {
 
   /** The live value at `key`, restarting its idle window; or `undefined`. */
   get(key) {
+    if (this.#seen !== epoch) this.#time();
     const s = this.#index.get(key);
     if (s !== undefined && s >= 0) {
       const t = this.#t + s * 3;
@@ -704,6 +829,7 @@ export class TtlCache {
 
   /** The live value at `key` without touching it; or `undefined`. */
   peek(key) {
+    this.#sync();
     checkString("key", key);
     const s = this.#liveSlot(key);
     if (s === NIL) return undefined;
@@ -714,12 +840,14 @@ export class TtlCache {
 
   /** Whether `key` holds a live entry or hash. Does not touch it. */
   has(key) {
+    this.#sync();
     checkString("key", key);
     return this.#liveSlot(key) !== NIL;
   }
 
   /** Restarts `key`'s idle window. @returns {boolean} false if missing */
   touch(key) {
+    this.#sync();
     checkString("key", key);
     const s = this.#liveSlot(key);
     if (s === NIL) return false;
@@ -729,6 +857,7 @@ export class TtlCache {
 
   /** Removes `key` (a plain entry or a whole hash). @returns {boolean} */
   delete(key) {
+    this.#sync();
     checkString("key", key);
     const s = this.#slot(key);
     if (s === undefined) return false;
@@ -747,6 +876,7 @@ export class TtlCache {
 
   /** Sets an absolute deadline `ms` from now; `ms <= 0` deletes. */
   expire(key, ms, cond) {
+    this.#sync();
     checkString("key", key);
     checkNumber("ms", ms);
     return this.#expire(this.#liveSlot(key), ms, true, condCode(cond));
@@ -754,6 +884,7 @@ export class TtlCache {
 
   /** Sets an absolute deadline at `time` (ms or `Date`); a past time deletes. */
   expireAt(key, time, cond) {
+    this.#sync();
     checkString("key", key);
     const t = toTime("time", time);
     return this.#expire(this.#liveSlot(key), t, false, condCode(cond));
@@ -767,6 +898,7 @@ export class TtlCache {
 
   /** Drops both clocks. @returns {boolean} true if the key had one */
   persist(key) {
+    this.#sync();
     checkString("key", key);
     const s = this.#liveSlot(key);
     return s !== NIL && this.#e().persist(s);
@@ -774,6 +906,7 @@ export class TtlCache {
 
   /** Ms until the earliest deadline; `Infinity` if none; `undefined` if missing. */
   ttl(key) {
+    this.#sync();
     checkString("key", key);
     const s = this.#liveSlot(key);
     if (s === NIL) return undefined;
@@ -793,16 +926,31 @@ export class TtlCache {
     return v instanceof Hash ? this.#liveFields(s, v) : v;
   }
 
+  /**
+   * Live [key, slot] pairs. The clock is read before each step rather than
+   * once: the caller may await between steps.
+   */
+  *#liveSlots() {
+    const it = this.#index.entries();
+    for (;;) {
+      if (this.#seen !== epoch) this.#time();
+      const r = it.next();
+      if (r.done) return;
+      const s = r.value[1];
+      if (s >= 0 && this.#liveKey(s)) yield r.value;
+    }
+  }
+
   *keys() {
-    for (const [k, s] of this.#index) if (s >= 0 && this.#liveKey(s)) yield k;
+    for (const [k] of this.#liveSlots()) yield k;
   }
 
   *values() {
-    for (const [, s] of this.#index) if (s >= 0 && this.#liveKey(s)) yield this.#valueOf(s);
+    for (const [, s] of this.#liveSlots()) yield this.#valueOf(s);
   }
 
   *entries() {
-    for (const [k, s] of this.#index) if (s >= 0 && this.#liveKey(s)) yield [k, this.#valueOf(s)];
+    for (const [k, s] of this.#liveSlots()) yield [k, this.#valueOf(s)];
   }
 
   [Symbol.iterator]() {
@@ -820,6 +968,7 @@ export class TtlCache {
 
   /** Counters and gauges for tuning. */
   stats() {
+    this.#sync();
     const a = this.#e().stats();
     sync();
     const reads = this.#hits + this.#misses;
@@ -873,6 +1022,7 @@ export class TtlCache {
 
   /** Writes a hash field. @returns {boolean} true if the field is new */
   hset(key, field, value, opts) {
+    this.#sync();
     checkString("key", key);
     checkString("field", field);
     checkValue(value);
@@ -924,6 +1074,7 @@ export class TtlCache {
 
   /** A live field's value, restarting the field's and the key's idle windows. */
   hget(key, field) {
+    this.#sync();
     checkString("key", key);
     checkString("field", field);
     const s = this.#slot(key);
@@ -956,6 +1107,7 @@ export class TtlCache {
 
   /** Whether the field is live. No touch. */
   hhas(key, field) {
+    this.#sync();
     checkString("key", key);
     checkString("field", field);
     return this.#fieldSlot(this.#hashSlot(key), field) !== NIL;
@@ -963,6 +1115,7 @@ export class TtlCache {
 
   /** Removes a field; the last one takes the key. @returns {boolean} */
   hdel(key, field) {
+    this.#sync();
     checkString("key", key);
     checkString("field", field);
     const f = this.#fieldSlot(this.#hashSlot(key), field);
@@ -974,6 +1127,7 @@ export class TtlCache {
 
   /** Number of live fields (0 if the key is missing). */
   hlen(key) {
+    this.#sync();
     checkString("key", key);
     const h = this.#hashSlot(key);
     if (h === NIL) return 0;
@@ -984,6 +1138,7 @@ export class TtlCache {
 
   /** A `Map` of the live fields (empty if the key is missing). No touch. */
   hgetall(key) {
+    this.#sync();
     checkString("key", key);
     const h = this.#hashSlot(key);
     return h === NIL ? new Map() : this.#liveFields(h, this.#vals[h]);
@@ -991,6 +1146,7 @@ export class TtlCache {
 
   /** Sets a field's absolute deadline `ms` from now; `ms <= 0` deletes it. */
   hexpire(key, field, ms, cond) {
+    this.#sync();
     checkString("key", key);
     checkString("field", field);
     checkNumber("ms", ms);
@@ -1000,6 +1156,7 @@ export class TtlCache {
 
   /** Sets a field's absolute deadline at `time`; a past time deletes it. */
   hexpireAt(key, field, time, cond) {
+    this.#sync();
     checkString("key", key);
     checkString("field", field);
     const t = toTime("time", time);
@@ -1009,6 +1166,7 @@ export class TtlCache {
 
   /** Drops a field's clocks. @returns {boolean} true if it had one */
   hpersist(key, field) {
+    this.#sync();
     checkString("key", key);
     checkString("field", field);
     const f = this.#fieldSlot(this.#hashSlot(key), field);
@@ -1017,6 +1175,7 @@ export class TtlCache {
 
   /** Ms until the field goes (its own clocks or its key's, whichever first). */
   httl(key, field) {
+    this.#sync();
     checkString("key", key);
     checkString("field", field);
     const h = this.#hashSlot(key);
@@ -1037,11 +1196,12 @@ export class TtlCache {
    * @returns {Uint8Array}
    */
   snapshot() {
+    this.#sync();
     const live = [];
     for (const [key, s] of this.#index) if (s >= 0 && this.#liveKey(s)) live.push(key, s);
     const o = this.#opts;
     const w = new Writer();
-    w.header(this.#now, o.ttl, o.idle, o.maxEntries, o.maxBytes, o.sweepBudget, live.length / 2);
+    w.header(this.#now, this.#clock !== undefined, o.ttl, o.idle, o.maxEntries, o.maxBytes, o.sweepBudget, live.length / 2);
     const sized = this.#sizeOf !== undefined;
     for (let i = 0; i < live.length; i += 2) {
       const key = live[i];
@@ -1074,10 +1234,13 @@ export class TtlCache {
    * A new cache from `snapshot()` bytes, with every entry, field, clock and
    * data option they hold. `opts` gives what bytes cannot: `dispose`,
    * `sizeOf` (required when the snapshot has `maxBytes`; sizes recorded in
-   * the snapshot are kept, `sizeOf` measures later writes). Corrupt bytes
-   * throw `Error`.
+   * the snapshot are kept, `sizeOf` measures later writes), and `now` or
+   * `clock` to change the clock mode: without them the cache keeps the
+   * snapshot's (manual at its time, or following `Date.now()`); either way
+   * it never runs back behind the snapshot's time. Corrupt bytes throw
+   * `Error`.
    * @param {Uint8Array} bytes
-   * @param {{dispose?: Function, sizeOf?: Function}} [opts]
+   * @param {{dispose?: Function, sizeOf?: Function, now?: number, clock?: () => number}} [opts]
    * @returns {TtlCache}
    */
   static restore(bytes, opts) {
@@ -1089,6 +1252,9 @@ export class TtlCache {
     checkOptions("opts", o, RESTORE_OPTIONS);
     optionalFunction("sizeOf", o.sizeOf);
     optionalFunction("dispose", o.dispose);
+    const optNow = o.now;
+    const optClock = o.clock;
+    clockOption(optNow, optClock);
     const raw = new RawEngine(0, Infinity, Infinity, Infinity, Infinity, 0);
     let packed;
     try {
@@ -1102,11 +1268,15 @@ export class TtlCache {
     const nums = packed.subarray(3, 3 + nn);
     const units = packed.subarray(3 + nn, 3 + nn + nu);
     const bin = Uint8Array.from(packed.subarray(3 + nn + nu));
+    // The clock mode is a header flag of version 2 (the decoder checked it);
+    // version 1 had none and reads as manual. Options override it.
+    const follows = bytes[4] >= 2 && (bytes[6] & 1) !== 0;
     let c;
     adopting = raw;
     try {
       c = new TtlCache({
-        now: nums[0],
+        now: optClock !== undefined ? undefined : optNow !== undefined ? optNow : follows ? undefined : nums[0],
+        clock: optClock,
         ttl: nums[1],
         idle: nums[2],
         maxEntries: nums[3],
@@ -1309,13 +1479,15 @@ class Writer {
     this.n += bytes.length;
   }
 
-  header(now, ttl, idle, maxEntries, maxBytes, sweepBudget, count) {
+  header(now, follows, ttl, idle, maxEntries, maxBytes, sweepBudget, count) {
     this.u8(0x89);
     this.u8(0x4c); // "LPS"
     this.u8(0x50);
     this.u8(0x53);
-    this.u8(1); // version 1, LE
-    for (let i = 0; i < 11; i++) this.u8(0); // version high byte, flags, length (patched)
+    this.u8(2); // version 2, LE
+    this.u8(0);
+    this.u8(follows ? 1 : 0); // flags: bit 0, the clock follows a clock (not manual)
+    for (let i = 0; i < 9; i++) this.u8(0); // flags high byte, length (patched)
     this.f64(now);
     this.f64(ttl);
     this.f64(idle);
