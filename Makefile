@@ -51,7 +51,7 @@ JS_TEST_TIMEOUT_MS ?= 180000
 
 .PHONY: all setup tools build pack consumer demo test test-rust test-wasm test-wasm-node \
         test-wasm-chrome test-wasm-firefox test-wasm-webkit test-types test-js test-runtimes \
-        test-toolchains bench fuzz clean distclean help
+        test-toolchains bench bench-rust fuzz clean distclean help
 
 all: build
 
@@ -208,6 +208,13 @@ bench: setup build
 	node --expose-gc bench/clock.mjs
 	node bench/redis.mjs $(if $(findstring --quick,$(BENCH_ARGS)),--quick,)
 	node bench/durable.mjs $(if $(findstring --quick,$(BENCH_ARGS)),--quick,)
+
+# The native crate against moka, mini-moka, quick_cache and lru (issue 19):
+# its own package in bench/native (never built by `make test`), medians of
+# interleaved repetitions and bytes per entry. BENCH_RUST_ARGS, e.g.
+# `--n 100000,1000000 --reps 7 --keys u64 --only get,zipf`.
+bench-rust:
+	cd bench/native && cargo run --release -- $(BENCH_RUST_ARGS)
 
 # cargo-fuzz needs nightly flags; RUSTC_BOOTSTRAP=1 lets this stable toolchain
 # take them. Targets: snapshot_decode (the decoder on arbitrary bytes; what it

@@ -273,10 +273,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
             let reason = Reason::from_u8((flags & 15) as u8);
             match std::mem::replace(self.item(s), Item::Free) {
                 Item::Plain { key, value } => {
-                    let h = self.index.hasher().hash_one(&key);
                     self.index.remove(&key);
                     if flags & LOG_GHOST != 0 {
-                        self.remember(h);
+                        self.remember(self.index.hasher().hash_one(&key));
                     }
                     if reason != Reason::Evicted && own.is_some_and(|o| key.borrow() == o) {
                         mine = Some(value);
@@ -285,10 +284,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                     }
                 }
                 Item::Hash { key, .. } => {
-                    let h = self.index.hasher().hash_one(&key);
                     self.index.remove(&key);
                     if flags & LOG_GHOST != 0 {
-                        self.remember(h);
+                        self.remember(self.index.hasher().hash_one(&key));
                     }
                 }
                 Item::Field { name, value } => {
