@@ -11,16 +11,36 @@ use wasm_bindgen::prelude::*;
 mod snap;
 
 use crate::engine::{Cond, Engine, Options, Reason, Write};
-use crate::error::Error;
+use crate::error::{cat, show, Error};
+use crate::float::fract;
 use crate::list::NIL;
+use alloc::{boxed::Box, vec, vec::Vec};
+
+// The three error classes, imported here rather than from js-sys: js-sys
+// links closure and futures support the module never uses.
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_name = TypeError)]
+    type JsTypeError;
+    #[wasm_bindgen(constructor, js_class = "TypeError")]
+    fn new(msg: &str) -> JsTypeError;
+    #[wasm_bindgen(js_name = RangeError)]
+    type JsRangeError;
+    #[wasm_bindgen(constructor, js_class = "RangeError")]
+    fn new(msg: &str) -> JsRangeError;
+    #[wasm_bindgen(js_name = Error)]
+    type JsError;
+    #[wasm_bindgen(constructor, js_class = "Error")]
+    fn new(msg: &str) -> JsError;
+}
 
 impl From<Error> for JsValue {
     fn from(e: Error) -> JsValue {
-        let msg = e.to_string();
+        let msg = e.message();
         match e {
-            Error::Type { .. } | Error::WrongType { .. } => js_sys::TypeError::new(&msg).into(),
-            Error::Range { .. } => js_sys::RangeError::new(&msg).into(),
-            Error::Corrupt(_) => js_sys::Error::new(&msg).into(),
+            Error::Type { .. } | Error::WrongType { .. } => JsTypeError::new(&msg).into(),
+            Error::Range { .. } => JsRangeError::new(&msg).into(),
+            Error::Corrupt(_) => JsError::new(&msg).into(),
         }
     }
 }
@@ -61,9 +81,9 @@ fn limit(arg: &'static str, v: f64, zero_ok: bool) -> Result<Option<u64>, Error>
     if v == f64::INFINITY {
         return Ok(None);
     }
-    if !(v.fract() == 0.0 && (v > 0.0 || (zero_ok && v == 0.0)) && v <= 9007199254740991.0) {
+    if !(fract(v) == 0.0 && (v > 0.0 || (zero_ok && v == 0.0)) && v <= 9007199254740991.0) {
         let what = if zero_ok { "a non-negative integer" } else { "a positive integer" };
-        return Err(Error::range(arg, format!("must be {what} or Infinity, got {}", crate::clock::show(v))));
+        return Err(Error::range(arg, cat(&["must be ", what, " or Infinity, got ", &show(v)])));
     }
     Ok(Some(v as u64))
 }
@@ -133,7 +153,7 @@ impl RawEngine {
     fn begin(&mut self) {
         self.e.log.clear();
         self.e.catch_up(*self.now);
-        let n = std::mem::take(&mut self.status[ST_PENDING]) as usize;
+        let n = core::mem::take(&mut self.status[ST_PENDING]) as usize;
         for &p in &self.pending[..n.min(PENDING_CAP)] {
             self.e.commit_reserved(p & !(1 << 31), p >> 31 != 0);
         }
@@ -188,13 +208,10 @@ impl RawEngine {
     }
 
     fn weight(w: f64) -> Result<u32, Error> {
-        if w.fract() == 0.0 && (0.0..=4294967295.0).contains(&w) {
+        if fract(w) == 0.0 && (0.0..=4294967295.0).contains(&w) {
             Ok(w as u32)
         } else {
-            Err(Error::range(
-                "sizeOf",
-                format!("must return an integer from 0 to 2^32-1, got {}", crate::clock::show(w)),
-            ))
+            Err(Error::range("sizeOf", cat(&["must return an integer from 0 to 2^32-1, got ", &show(w)])))
         }
     }
 }
@@ -245,7 +262,7 @@ impl RawEngine {
     /// Reserves up to `n` free slots for batched inserts; JS reads them from
     /// the status block.
     pub fn reserve(&mut self, n: u32) {
-        let mut spare = std::mem::take(&mut self.spare);
+        let mut spare = core::mem::take(&mut self.spare);
         self.call(|e| e.reserve(n as usize, &mut spare));
         self.spare = spare;
         // The spare list moved back after the call published it.

@@ -8,10 +8,12 @@
 //! of the `times` and `freq` columns, without crossing into wasm.
 
 use crate::clock::{finite_time, lifetime, Clock, NEVER};
-use crate::error::{Error, Result};
+use crate::error::{cat, uint, Error, Result};
+use crate::float::{ceil, floor, fract};
 use crate::list::{List, NIL};
 use crate::policy::Policy;
 use crate::wheel::{Pop, Wheel};
+use alloc::{format, vec::Vec};
 
 /// Why an entry left the cache, as `dispose` reports it.
 ///
@@ -356,11 +358,11 @@ impl Engine {
     }
 
     pub fn memory(&self) -> usize {
-        self.times.capacity() * std::mem::size_of::<Times>()
+        self.times.capacity() * core::mem::size_of::<Times>()
             + self.kind.capacity()
             + self.weight.capacity() * 4
             + self.family.capacity() * 4
-            + self.hashes.capacity() * std::mem::size_of::<List>()
+            + self.hashes.capacity() * core::mem::size_of::<List>()
             + self.wheel.memory()
             + self.policy.memory()
             + self.free.capacity() * 4
@@ -371,7 +373,7 @@ impl Engine {
 
     /// The wheel tick at which a deadline `d` is certainly past.
     fn tick_ceil(&self, d: f64) -> u64 {
-        let x = (d - self.origin).ceil();
+        let x = ceil(d - self.origin);
         if x <= 0.0 {
             0
         } else if x >= 1.8e19 {
@@ -382,7 +384,7 @@ impl Engine {
     }
 
     fn tick_floor(&self, t: f64) -> u64 {
-        let x = (t - self.origin).floor();
+        let x = floor(t - self.origin);
         if x <= 0.0 {
             0
         } else if x >= 1.8e19 {
@@ -501,7 +503,7 @@ impl Engine {
         // cursor: `next_expiry` must not report later than that deadline.
         let d = self.times[h as usize].deadline();
         let due = self.tick_ceil(d).min(self.tick_floor(self.now()));
-        self.wheel.schedule(h, due, (d - self.origin).fract() != 0.0);
+        self.wheel.schedule(h, due, fract(d - self.origin) != 0.0);
         n
     }
 
@@ -510,7 +512,7 @@ impl Engine {
         let d = self.times[s as usize].deadline();
         if d != NEVER {
             let t = self.tick_ceil(d);
-            self.wheel.schedule(s, t, (d - self.origin).fract() != 0.0);
+            self.wheel.schedule(s, t, fract(d - self.origin) != 0.0);
         }
     }
 
@@ -584,7 +586,7 @@ impl Engine {
     pub fn fields(&self, h: u32) -> impl Iterator<Item = u32> + '_ {
         let hid = self.family[h as usize] as usize;
         let mut s = self.hashes[hid].head;
-        std::iter::from_fn(move || {
+        core::iter::from_fn(move || {
             if s == NIL {
                 return None;
             }
@@ -641,12 +643,15 @@ impl Engine {
             b += u64::from(self.weight[h as usize]) - old;
         }
         if b > self.max_bytes {
-            return Err(Error::range("sizeOf", format!("size {weight} can never fit in maxBytes {}", self.max_bytes)));
+            return Err(Error::range(
+                "sizeOf",
+                cat(&["size ", &uint(weight.into()), " can never fit in maxBytes ", &uint(self.max_bytes)]),
+            ));
         }
         if e > self.max_entries {
             return Err(Error::range(
                 "field",
-                format!("the hash would hold more fields than maxEntries {}", self.max_entries),
+                cat(&["the hash would hold more fields than maxEntries ", &uint(self.max_entries)]),
             ));
         }
         Ok(())

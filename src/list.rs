@@ -5,6 +5,8 @@
 //! columns instead of boxed nodes gives O(1) unlink with no allocation per
 //! entry, and one `Links` can hold many disjoint lists.
 
+use alloc::vec::Vec;
+
 /// The "no slot" sentinel.
 pub(crate) const NIL: u32 = u32::MAX;
 

@@ -13,6 +13,7 @@
 //! through a shared view of wasm memory without calling into wasm at all.
 
 use crate::list::{Links, List};
+use alloc::vec::Vec;
 
 pub(crate) const QUEUE_NONE: u8 = 0;
 pub(crate) const QUEUE_SMALL: u8 = 1;

@@ -13,6 +13,7 @@
 //! that is what bounds the pause of a tick.
 
 use crate::list::{Links, List};
+use alloc::{vec, vec::Vec};
 
 const BITS: u32 = 6;
 const SLOTS: usize = 1 << BITS;

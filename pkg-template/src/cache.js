@@ -1262,6 +1262,10 @@ export class TtlCache {
     } catch (e) {
       raw.free();
       throw e;
+    } finally {
+      // Both calls may have grown the memory; every cache's views must follow
+      // even when this restore throws (the constructor below may, too).
+      sync();
     }
     const nn = packed[0];
     const nu = packed[1];

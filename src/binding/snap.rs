@@ -18,6 +18,7 @@ use super::RawEngine;
 use crate::engine::{Kind, Times};
 use crate::list::NIL;
 use crate::snapshot::{self, corrupt, Visit};
+use alloc::vec::Vec;
 
 #[wasm_bindgen]
 impl RawEngine {
