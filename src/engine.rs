@@ -444,6 +444,12 @@ impl Engine {
         self.sweep(u64::MAX, None)
     }
 
+    /// Removes up to `n` expired entries (whatever the sweep budget), so a
+    /// caller can replay the removal log between batches.
+    pub fn purge_some(&mut self, n: u64) -> u64 {
+        self.sweep(n, None)
+    }
+
     /// Pops due wheel slots, removing expired ones, until `budget` entries are
     /// gone, nothing more is due, or (with `fit`) the cache has room for
     /// `fit = (entries, bytes)` more. Work beyond removals (cascades and lazy
