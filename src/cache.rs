@@ -4,7 +4,7 @@ use std::borrow::Borrow;
 use std::collections::{HashMap, VecDeque};
 use std::hash::{BuildHasher, Hash};
 
-use hashbrown::{DefaultHashBuilder, HashSet};
+use hashbrown::{DefaultHashBuilder, HashSet, HashTable};
 
 use crate::clock::{Follow, TimeSource};
 use crate::engine::{Cond, Counters, Engine, Kind, Options, Reason, Times, Write, LOG_GHOST};
@@ -23,6 +23,14 @@ enum Item<K, V> {
     Plain { key: K, value: V },
     Hash { key: K, fields: HashMap<String, u32> },
     Field { name: String, value: V },
+}
+
+/// The key an item holds (a plain entry's or a hash's).
+fn key_in<K, V>(items: &[Item<K, V>], s: u32) -> Option<&K> {
+    match items.get(s as usize)? {
+        Item::Plain { key, .. } | Item::Hash { key, .. } => Some(key),
+        _ => None,
+    }
 }
 
 /// An entry or field that left the cache, as handed to the removal callback.
@@ -103,7 +111,10 @@ unsafe impl<K, V> Sync for OnRemove<K, V> {}
 /// ```
 pub struct TtlCache<K, V, S = DefaultHashBuilder> {
     engine: Engine,
-    index: hashbrown::HashMap<K, u32, S>,
+    /// Key index: slots, found by the key each slot's item holds (keys are
+    /// stored once, in `items`), hashed once per operation with `hasher`.
+    index: HashTable<u32>,
+    hasher: S,
     items: Vec<Item<K, V>>,
     ghost: HashSet<u64>,
     ghost_order: VecDeque<u64>,
@@ -172,7 +183,8 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         let bounded = opts.max_entries.is_some() || opts.max_bytes.is_some();
         Ok(TtlCache {
             engine: Engine::new(&opts, now).map_err(native)?,
-            index: hashbrown::HashMap::with_hasher(hasher),
+            index: HashTable::new(),
+            hasher,
             items: Vec::new(),
             ghost: HashSet::new(),
             ghost_order: VecDeque::new(),
@@ -276,9 +288,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
             let reason = Reason::from_u8((flags & 15) as u8);
             match std::mem::replace(self.item(s), Item::Free) {
                 Item::Plain { key, value } => {
-                    self.index.remove(&key);
+                    let h = self.unindex(&key, s);
                     if flags & LOG_GHOST != 0 {
-                        self.remember(self.index.hasher().hash_one(&key));
+                        self.remember(h);
                     }
                     if reason != Reason::Evicted && own.is_some_and(|o| key.borrow() == o) {
                         mine = Some(value);
@@ -287,9 +299,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                     }
                 }
                 Item::Hash { key, .. } => {
-                    self.index.remove(&key);
+                    let h = self.unindex(&key, s);
                     if flags & LOG_GHOST != 0 {
-                        self.remember(self.index.hasher().hash_one(&key));
+                        self.remember(h);
                     }
                 }
                 Item::Field { name, value } => {
@@ -324,12 +336,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         }
     }
 
-    fn ghosted(&self, key: &K) -> Option<u64> {
-        if !self.bounded || self.ghost.is_empty() {
-            return None;
-        }
-        let h = self.index.hasher().hash_one(key);
-        self.ghost.contains(&h).then_some(h)
+    /// Whether a new key with hash `h` was evicted lately (S3-FIFO's ghost).
+    fn ghosted(&self, h: u64) -> bool {
+        self.bounded && !self.ghost.is_empty() && self.ghost.contains(&h)
     }
 
     fn slot<Q>(&self, key: &Q) -> Option<u32>
@@ -337,7 +346,42 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.index.get(key).copied()
+        self.slot_h(self.hasher.hash_one(key), key)
+    }
+
+    /// The slot of `key`, whose hash is `h`.
+    fn slot_h<Q>(&self, h: u64, key: &Q) -> Option<u32>
+    where
+        K: Borrow<Q>,
+        Q: Eq + ?Sized,
+    {
+        let items = &self.items;
+        self.index.find(h, |&s| key_in(items, s).is_some_and(|k| k.borrow() == key)).copied()
+    }
+
+    /// Indexes slot `s`, whose item already holds its key, under hash `h`;
+    /// an entry the key still has (a dead slot the engine reused without
+    /// logging it) is pointed at `s` instead of duplicated.
+    fn index_slot(&mut self, h: u64, s: u32) {
+        let (items, hasher) = (&self.items, &self.hasher);
+        let Some(key) = key_in(items, s) else { return };
+        match self.index.find_entry(h, |&x| key_in(items, x).is_some_and(|k| k == key)) {
+            Ok(mut e) => *e.get_mut() = s,
+            Err(_) => {
+                self.index.insert_unique(h, s, |&x| key_in(items, x).map_or(0, |k| hasher.hash_one(k)));
+            }
+        }
+    }
+
+    /// Drops slot `s` (whose item was `key`, now taken out) from the index;
+    /// returns the key's hash. Matching on the slot number needs no key
+    /// comparison.
+    fn unindex(&mut self, key: &K, s: u32) -> u64 {
+        let h = self.hasher.hash_one(key);
+        if let Ok(e) = self.index.find_entry(h, |&x| x == s) {
+            e.remove();
+        }
+        h
     }
 
     fn live_slot<Q>(&self, key: &Q) -> Option<u32>
@@ -564,15 +608,16 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// ```
     pub fn set_sized(&mut self, key: K, value: V, w: Write, size: u32) -> Result<Option<V>> {
         self.sync();
-        let s = self.slot(&key);
+        let h = self.hasher.hash_one(&key);
+        let s = self.slot_h(h, &key);
         if s.is_some_and(|s| self.live(s) && self.is_hash(s)) {
             return Err(Error::WrongType { held: "hash", wanted: "plain value" });
         }
         let live = s.is_some_and(|s| self.live(s));
-        let ghost = if s.is_none() { self.ghosted(&key) } else { None };
-        let r = self.engine.write(s, &w, size, ghost.is_some()).map_err(native)?;
+        let ghost = s.is_none() && self.ghosted(h);
+        let r = self.engine.write(s, &w, size, ghost).map_err(native)?;
         self.reclaim();
-        if let Some(h) = ghost {
+        if ghost {
             self.ghost.remove(&h);
         }
         // Replay first: the slot handed out may be one this write just freed.
@@ -592,8 +637,8 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                     }
                 }
                 slot => {
-                    *slot = Item::Plain { key: key.clone(), value };
-                    self.index.insert(key, r);
+                    *slot = Item::Plain { key, value };
+                    self.index_slot(h, r);
                 }
             }
         }
@@ -937,8 +982,8 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// ```
     pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> + '_ {
         self.refresh();
-        self.index.iter().filter_map(move |(k, &s)| match &self.items[s as usize] {
-            Item::Plain { value, .. } if self.live(s) => Some((k, value)),
+        self.index.iter().filter_map(move |&s| match &self.items[s as usize] {
+            Item::Plain { key, value } if self.live(s) => Some((key, value)),
             _ => None,
         })
     }
@@ -952,7 +997,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// ```
     pub fn keys(&self) -> impl Iterator<Item = &K> + '_ {
         self.refresh();
-        self.index.iter().filter(move |(_, &s)| self.live(s)).map(|(k, _)| k)
+        self.index.iter().filter(move |&&s| self.live(s)).filter_map(move |&s| key_in(&self.items, s))
     }
 
     /// Counters and gauges.
@@ -1000,17 +1045,18 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// ```
     pub fn hset_sized(&mut self, key: K, field: &str, value: V, w: Write, size: u32) -> Result<bool> {
         self.sync();
-        let h = self.slot(&key);
+        let hk = self.hasher.hash_one(&key);
+        let h = self.slot_h(hk, &key);
         let live_h = self.hash_slot(&key)?;
         let f = live_h.and_then(|h| match &self.items[h as usize] {
             Item::Hash { fields, .. } => fields.get(field).copied(),
             _ => None,
         });
-        let ghost = if h.is_none() { self.ghosted(&key) } else { None };
-        let r = self.engine.hwrite(h, f, &w, size, ghost.is_some()).map_err(native)?;
+        let ghost = h.is_none() && self.ghosted(hk);
+        let r = self.engine.hwrite(h, f, &w, size, ghost).map_err(native)?;
         self.reclaim();
-        if let Some(h) = ghost {
-            self.ghost.remove(&h);
+        if ghost {
+            self.ghost.remove(&hk);
         }
         let Some(r) = r else {
             self.drain();
@@ -1021,7 +1067,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         let (mut out, _) = self.replay::<K>(None);
         if !matches!(self.item(hs), Item::Hash { .. }) {
             *self.item(hs) = Item::Hash { key: key.clone(), fields: HashMap::new() };
-            self.index.insert(key.clone(), hs);
+            self.index_slot(hk, hs);
         }
         let is_new = match self.item(r) {
             Item::Field { value: old, .. } => {
@@ -1326,15 +1372,16 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         let times = |t: &SnapClocks| Times { abs: t.abs, last: t.last, idle: t.idle };
         for e in &snap.entries {
             let k = key(&e.key)?;
-            if c.index.contains_key(&k) {
+            if c.slot(&k).is_some() {
                 return Err(Error::ty("key", "two snapshot keys convert to the same key"));
             }
             match &e.body {
                 Body::Plain { weight, value: v } => {
                     let v = value(v)?;
                     let s = c.engine.restore_slot(Kind::Plain, NIL, times(&e.clocks), *weight);
-                    *c.item(s) = Item::Plain { key: k.clone(), value: v };
-                    c.index.insert(k, s);
+                    let hk = c.hasher.hash_one(&k);
+                    *c.item(s) = Item::Plain { key: k, value: v };
+                    c.index_slot(hk, s);
                 }
                 Body::Hash { fields } => {
                     let mut conv = Vec::with_capacity(fields.len());
@@ -1350,8 +1397,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                         names.insert(name.clone(), s);
                         *c.item(s) = Item::Field { name, value: v };
                     }
-                    *c.item(h) = Item::Hash { key: k.clone(), fields: names };
-                    c.index.insert(k, h);
+                    let hk = c.hasher.hash_one(&k);
+                    *c.item(h) = Item::Hash { key: k, fields: names };
+                    c.index_slot(hk, h);
                 }
             }
         }
