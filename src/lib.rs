@@ -91,6 +91,13 @@ pub use engine::Write;
 pub use engine::{Cond, Counters, Options, Reason, Write as SetOptions};
 pub use error::{Error, Result};
 /// The default hasher of [`TtlCache`]'s key index (foldhash's, seeded per process).
+///
+/// ```
+/// use lapse_cache::{DefaultHashBuilder, TtlCache};
+/// let mut c: TtlCache<String, u8, DefaultHashBuilder> = TtlCache::new(0.0);
+/// c.insert("a".into(), 1).unwrap();
+/// assert_eq!(c.get("a"), Some(&1));
+/// ```
 pub use hashbrown::DefaultHashBuilder;
 
 /// A panic is a trap either way (`panic = "abort"`); with no message to show,
