@@ -77,7 +77,12 @@ export interface TtlCacheOptions<V = unknown> {
  */
 export type SetOptions =
   | {
-      /** Absolute lifetime in ms from this write (positive, or `Infinity`). Overrides the constructor's `ttl`. */
+      /**
+       * Absolute lifetime in ms from this write (positive, or `Infinity`). Overrides the constructor's `ttl`.
+       * The deadline is `now + ttl` as a double: if that rounds to `now` (a ttl below the clock's
+       * resolution) the write stores nothing and deletes the key; if a finite ttl overflows it to
+       * `Infinity`, `RangeError` ("too large for the clock").
+       */
       ttl?: number;
       /** Idle window in ms (positive, or `Infinity`). Overrides the constructor's `idle`. */
       idle?: number;
@@ -207,7 +212,7 @@ export declare class TtlCache<V = unknown> implements Iterable<[string, Entry<V>
   has(key: string): boolean;
   /** Restarts the idle window. `false` if missing. */
   touch(key: string): boolean;
-  /** Absolute deadline = now + `ms` (any finite number; `ms <= 0` deletes). */
+  /** Absolute deadline = now + `ms` (any finite number; `ms <= 0`, or a sum that rounds to now, deletes; a sum that overflows is a `RangeError`). */
   expire(key: string, ms: number, cond?: Cond): boolean;
   /** Absolute deadline = `time` (ms or `Date`); a past time deletes. */
   expireAt(key: string, time: Time, cond?: Cond): boolean;

@@ -7,9 +7,8 @@
 //! lets the JS side answer `get` from a JS `Map` and shared typed-array views
 //! of the `times` and `freq` columns, without crossing into wasm.
 
-use crate::clock::{finite_time, lifetime, Clock, NEVER};
+use crate::clock::{deadline, finite_time, lifetime, Clock, NEVER};
 use crate::error::{cat, uint, Error, Result};
-use crate::float::{ceil, floor, fract};
 use crate::list::{List, NIL};
 use crate::policy::Policy;
 use crate::wheel::{Pop, Wheel};
@@ -371,26 +370,25 @@ impl Engine {
 
     // ---- time -------------------------------------------------------------
 
-    /// The wheel tick at which a deadline `d` is certainly past.
-    fn tick_ceil(&self, d: f64) -> u64 {
-        let x = ceil(d - self.origin);
-        if x <= 0.0 {
-            0
-        } else if x >= 1.8e19 {
-            u64::MAX
+    /// The wheel tick of time `t`: whole milliseconds since the origin while
+    /// that fits in 2^53, then the order of the f64 bit patterns (coarser, but
+    /// never saturating). The same monotone map serves deadlines and the clock,
+    /// so `d <= now` implies `tick(d) <= tick(now)`: a sweep at `now` reaches
+    /// every expired slot, for any finite times, however far apart.
+    fn tick_of(&self, t: f64) -> u64 {
+        const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+                                                    // Rounding of the subtraction is monotone in `t`, which is all we need.
+        let x = t - self.origin;
+        if x < EXACT {
+            if x <= 0.0 {
+                0
+            } else {
+                x as u64 // truncation: floor for x >= 0
+            }
         } else {
-            x as u64
-        }
-    }
-
-    fn tick_floor(&self, t: f64) -> u64 {
-        let x = floor(t - self.origin);
-        if x <= 0.0 {
-            0
-        } else if x >= 1.8e19 {
-            u64::MAX
-        } else {
-            x as u64
+            // Positive f64 bit patterns order like the values; +Infinity (an
+            // overflowed subtraction) is the largest.
+            (1u64 << 53) + (x.to_bits() - EXACT.to_bits())
         }
     }
 
@@ -409,17 +407,50 @@ impl Engine {
         }
     }
 
-    /// A time at or before the earliest deadline held (`NEVER` if none),
-    /// from the wheel's earliest occupied bucket. A slot due at tick `t` has
-    /// its deadline in `(origin + t - 1, origin + t]`, exactly `origin + t`
-    /// when deadlines are whole ms from `origin` (`Date.now()` and whole
-    /// `ttl`s): then the bound is the bucket's start, and a host that ticks
-    /// at it always makes progress (the bucket is split or swept).
+    /// A time at or before the earliest deadline held (`NEVER` if none).
+    /// A coarse bucket gives the first time in its span, where a tick
+    /// splits it; the earliest fine (one-tick) bucket gives its slots' exact
+    /// earliest deadline, so a host that ticks at the answer always makes
+    /// progress (a bucket split, or an entry removed), whatever the
+    /// deadlines' fractions, and never ticks past a deadline.
     pub fn next_expiry(&self) -> f64 {
-        match self.wheel.first_tick() {
-            None => NEVER,
-            Some(t) => self.origin + t as f64 - if self.wheel.has_fractional() { 1.0 } else { 0.0 },
+        let (coarse, fine) = self.wheel.earliest();
+        let mut best = coarse.map_or(NEVER, |t| self.time_of_tick(t));
+        let mut s = fine.unwrap_or(NIL);
+        while s != NIL {
+            best = best.min(self.times[s as usize].deadline());
+            s = self.wheel.next_linked(s);
         }
+        best
+    }
+
+    /// The earliest time whose tick is at least `t` (`NEVER` if no finite
+    /// time reaches it): a binary search over the f64 order, as `tick_of`
+    /// is monotone in it but `origin + t` may round either way.
+    fn time_of_tick(&self, t: u64) -> f64 {
+        // Finite f64s in order as u64 keys: negatives flipped below positives.
+        let key = |x: f64| {
+            let b = x.to_bits();
+            if b >> 63 == 1 {
+                !b
+            } else {
+                b | 1 << 63
+            }
+        };
+        let time = |k: u64| f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k });
+        let (mut lo, mut hi) = (key(-f64::MAX), key(f64::MAX));
+        if self.tick_of(f64::MAX) < t {
+            return NEVER;
+        }
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.tick_of(time(mid)) >= t {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        time(lo) + 0.0 // -0 as 0
     }
 
     /// Removes up to `n` expired entries, within the sweep budget (none when
@@ -458,9 +489,10 @@ impl Engine {
     /// the budget a tick that only cascades pauses about as long as one that
     /// removes a full budget (measured: 4x let cascades dominate p99).
     fn sweep(&mut self, budget: u64, fit: Option<(u64, u64)>) -> u64 {
-        let limit = self.tick_floor(self.now());
+        let limit = self.tick_of(self.now());
         let work_cap = budget.saturating_mul(2).saturating_add(64);
         let (mut removed, mut work) = (0u64, 0u64);
+        let mut same_tick: Vec<u32> = Vec::new();
         while removed < budget && work < work_cap {
             if let Some((e, b)) = fit {
                 if !self.over(e, b) {
@@ -476,15 +508,32 @@ impl Engine {
                 }
                 Some(Pop::Due(s)) => {
                     let i = s as usize;
-                    if self.times[i].deadline() > self.now() {
+                    let d = self.times[i].deadline();
+                    if d > self.now() {
                         self.counters.rescheduled += 1;
-                        self.schedule(s);
+                        let t = self.tick_of(d);
+                        if t <= limit {
+                            // Not expired, yet on the clock's own tick (a
+                            // fraction of a millisecond ahead, or a far clock
+                            // whose sums round): back in the wheel only after
+                            // this sweep, so it is handed out once per sweep,
+                            // and every later sweep still checks it.
+                            same_tick.push(s);
+                        } else {
+                            self.wheel.schedule(s, t);
+                        }
                     } else if self.kind[i] == Kind::Hash {
                         removed += self.expire_hash_fields(s, budget - removed);
                     } else {
                         removed += self.remove(s, Reason::Expired);
                     }
                 }
+            }
+        }
+        for s in same_tick {
+            // Its hash may have expired whole since it was parked.
+            if !matches!(self.kind[s as usize], Kind::Free | Kind::Reserved) {
+                self.wheel.schedule(s, limit);
             }
         }
         self.counters.swept += removed;
@@ -508,8 +557,8 @@ impl Engine {
         // At its own (past) deadline's tick, which the wheel clamps to its
         // cursor: `next_expiry` must not report later than that deadline.
         let d = self.times[h as usize].deadline();
-        let due = self.tick_ceil(d).min(self.tick_floor(self.now()));
-        self.wheel.schedule(h, due, fract(d - self.origin) != 0.0);
+        let due = self.tick_of(d).min(self.tick_of(self.now()));
+        self.wheel.schedule(h, due);
         n
     }
 
@@ -517,8 +566,8 @@ impl Engine {
     fn schedule(&mut self, s: u32) {
         let d = self.times[s as usize].deadline();
         if d != NEVER {
-            let t = self.tick_ceil(d);
-            self.wheel.schedule(s, t, fract(d - self.origin) != 0.0);
+            let t = self.tick_of(d);
+            self.wheel.schedule(s, t);
         }
     }
 
@@ -602,6 +651,39 @@ impl Engine {
         })
     }
 
+    /// Removes the expired fields at the head of a live hash's field list,
+    /// up to its first live one. `is_live` stops at the first live field, so
+    /// after this every liveness check of the hash is O(1) until that field
+    /// expires; the fields passed over are removed, so the scan is paid for
+    /// by removals, never repeated (issue 13: 10k `hget`s on a hash with
+    /// unswept dead fields cost O(fields) each).
+    pub fn tidy_hash(&mut self, h: u32) {
+        debug_assert_eq!(self.kind[h as usize], Kind::Hash);
+        if self.is_live(h) {
+            self.drop_dead_fields(h, true);
+        }
+    }
+
+    /// Removes a live hash's expired fields, from the head: all of them, or
+    /// (`leading`) up to the first live one. The hash keeps a live field.
+    #[inline(never)] // two callers; `remove` inlined in each cost wasm size
+    fn drop_dead_fields(&mut self, h: u32, leading: bool) {
+        let hid = self.family[h as usize] as usize;
+        let mut f = self.hashes[hid].head;
+        while f != NIL {
+            let next = self.policy.links().next(f);
+            if self.times[f as usize].deadline() > self.now() {
+                if leading {
+                    return;
+                }
+            } else {
+                debug_assert!(self.hashes[hid].len > 1, "a live hash keeps a live field");
+                self.remove(f, Reason::Expired);
+            }
+            f = next;
+        }
+    }
+
     pub fn field_count(&self, h: u32) -> u32 {
         self.hashes[self.family[h as usize] as usize].len
     }
@@ -620,10 +702,11 @@ impl Engine {
             Some(v) => lifetime("idle", v)?,
             None => self.idle,
         };
+        deadline("idle", self.now(), idle)?;
         let abs = match (w.expire_at, w.ttl) {
             (Some(t), _) => finite_time("expireAt", t)?,
-            (None, Some(v)) => self.now() + lifetime("ttl", v)?,
-            (None, None) => self.now() + self.ttl,
+            (None, Some(v)) => deadline("ttl", self.now(), lifetime("ttl", v)?)?,
+            (None, None) => deadline("ttl", self.now(), self.ttl)?,
         };
         Ok(Clocks { abs, idle })
     }
@@ -639,15 +722,18 @@ impl Engine {
 
     /// Fails if `weight` can never fit, whatever is evicted. `within` is the
     /// hash a field goes into: it is never evicted for its own field, so its
-    /// other fields count against the bounds.
+    /// other live fields count against the bounds. Its expired fields do not:
+    /// `make_room` sweeps them before it evicts anything.
     pub fn check_fits(&self, weight: u32, within: Option<u32>, replacing: Option<u32>) -> Result<()> {
-        let w = u64::from(weight);
-        let old = replacing.map_or(0, |s| u64::from(self.weight[s as usize]));
-        let (mut e, mut b) = (u64::from(replacing.is_none()), w);
-        if let Some(h) = within {
-            e += u64::from(self.field_count(h));
-            b += u64::from(self.weight[h as usize]) - old;
-        }
+        let (e, b) = self.needs(weight, within, replacing, false);
+        // The quick count includes unswept dead fields; only when it fails do
+        // we pay for the exact one (bounded by this hash's fields, and then
+        // the write that succeeds sweeps them).
+        let (e, b) = if e > self.max_entries || b > self.max_bytes {
+            self.needs(weight, within, replacing, true)
+        } else {
+            (e, b)
+        };
         if b > self.max_bytes {
             return Err(Error::range(
                 "sizeOf",
@@ -663,6 +749,31 @@ impl Engine {
         Ok(())
     }
 
+    /// Entries and bytes a write needs with nothing else left: the new value,
+    /// plus (for a field) its hash's other fields, all of them or (`exact`)
+    /// only the live ones.
+    fn needs(&self, weight: u32, within: Option<u32>, replacing: Option<u32>, exact: bool) -> (u64, u64) {
+        let (mut e, mut b) = (u64::from(replacing.is_none()), u64::from(weight));
+        if let Some(h) = within {
+            if exact {
+                e = 1; // the field written, new or not
+                let mut f = self.hashes[self.family[h as usize] as usize].head;
+                while f != NIL {
+                    if Some(f) != replacing && self.times[f as usize].deadline() > self.now() {
+                        e += 1;
+                        b += u64::from(self.weight[f as usize]);
+                    }
+                    f = self.policy.links().next(f);
+                }
+            } else {
+                let old = replacing.map_or(0, |s| u64::from(self.weight[s as usize]));
+                e += u64::from(self.field_count(h));
+                b += u64::from(self.weight[h as usize]) - old;
+            }
+        }
+        (e, b)
+    }
+
     /// Makes room for `entries`/`bytes` more: expired entries first, then
     /// live ones in eviction order, never `keep`.
     fn make_room(&mut self, entries: u64, bytes: u64, keep: Option<u32>) {
@@ -670,6 +781,13 @@ impl Engine {
             return;
         }
         self.sweep(u64::MAX, Some((entries, bytes)));
+        // The hash a field goes into is never evicted for it, and a field
+        // that died within the clock's current millisecond may not be due in
+        // the wheel yet: its dead fields go here, so the bound `check_fits`
+        // promised holds.
+        if let Some(h) = keep.filter(|&h| self.kind[h as usize] == Kind::Hash && self.over(entries, bytes)) {
+            self.drop_dead_fields(h, false);
+        }
         while self.over(entries, bytes) {
             let Some(v) = self.policy.evict(keep) else {
                 break;
@@ -698,6 +816,7 @@ impl Engine {
                 self.high - 1
             }
         };
+        debug_assert_eq!(self.kind[s as usize], Kind::Free, "slot {} handed out twice", s);
         self.kind[s as usize] = kind;
         s
     }
@@ -729,6 +848,7 @@ impl Engine {
     pub fn insert(&mut self, kind: Kind, c: Clocks, weight: u32, to_main: bool) -> u32 {
         debug_assert!(matches!(kind, Kind::Plain | Kind::Hash));
         self.make_room(u64::from(kind == Kind::Plain), u64::from(weight), None);
+        debug_assert!(!self.over(u64::from(kind == Kind::Plain), u64::from(weight)), "no room after make_room");
         let s = self.alloc(kind);
         let i = s as usize;
         self.weight[i] = weight;
@@ -780,6 +900,8 @@ impl Engine {
     /// Adds a field to hash `h`.
     pub fn insert_field(&mut self, h: u32, c: Clocks, weight: u32) -> u32 {
         self.make_room(1, u64::from(weight), Some(h));
+        debug_assert!(!self.over(1, u64::from(weight)), "check_fits passed, yet no room for the field");
+        debug_assert_eq!(self.kind[h as usize], Kind::Hash, "the hash survived make_room");
         let s = self.alloc(Kind::Field);
         let i = s as usize;
         self.weight[i] = weight;
@@ -804,7 +926,9 @@ impl Engine {
         let owner = if self.kind[i] == Kind::Field { self.family[i] } else { s };
         if weight > old {
             self.make_room(0, u64::from(weight - old), Some(owner));
+            debug_assert!(!self.over(0, u64::from(weight - old)), "check_fits passed, yet no room to grow");
         }
+        debug_assert!(!matches!(self.kind[i], Kind::Free | Kind::Reserved), "overwrite of a dead slot");
         self.weight[i] = weight;
         if owner != s {
             self.weight[owner as usize] = self.weight[owner as usize] - old + weight;
@@ -910,7 +1034,8 @@ impl Engine {
     /// `expire` (relative `ms`) or `expire_at` (absolute `t`), validated.
     /// `s = None` validates only. Returns whether anything changed.
     pub fn set_expiry(&mut self, s: Option<u32>, t: f64, relative: bool, cond: Option<Cond>) -> Result<bool> {
-        let at = if relative { crate::clock::delay("ms", t)? + self.now() } else { finite_time("time", t)? };
+        let at =
+            if relative { deadline("ms", self.now(), crate::clock::delay("ms", t)?)? } else { finite_time("time", t)? };
         Ok(match s {
             Some(s) => self.expire_at(s, at, cond),
             None => false,
@@ -962,6 +1087,7 @@ impl Engine {
 
     fn release(&mut self, s: u32) {
         let i = s as usize;
+        debug_assert!(!matches!(self.kind[i], Kind::Free), "slot {s} released twice");
         self.wheel.cancel(s);
         self.times[i] = Times::EMPTY;
         self.kind[i] = Kind::Free;
@@ -1020,31 +1146,160 @@ impl Engine {
         }
     }
 
-    /// Removes everything, logging fields before their hashes.
+    /// Removes everything, logging fields before their hashes. O(live
+    /// entries): it visits the keys through the eviction queues and the
+    /// fields through their hashes, never the slots once used and freed.
+    /// Slots reserved by the host stay reserved.
     pub fn clear(&mut self) {
-        for pass in [Kind::Field, Kind::Plain, Kind::Hash] {
-            for s in 0..self.kind.len() as u32 {
-                if self.kind[s as usize] == pass {
-                    let parent = if pass == Kind::Field { self.family[s as usize] } else { NIL };
-                    self.log(s, Reason::Cleared, pass, parent);
+        // Queue order, each hash's fields just before it. (No sort: the
+        // order of "cleared" removals is unspecified, and a sort costs wasm.)
+        for k in self.policy.slots() {
+            if self.kind[k as usize] == Kind::Hash {
+                let hid = self.family[k as usize] as usize;
+                while let Some(f) = self.policy.links_mut().pop_front(&mut self.hashes[hid]) {
+                    self.log(f, Reason::Cleared, Kind::Field, k);
+                    self.release(f);
                 }
+                self.log(k, Reason::Cleared, Kind::Hash, NIL);
+            } else {
+                self.log(k, Reason::Cleared, Kind::Plain, NIL);
             }
+            self.policy.remove(k);
+            self.release(k);
         }
-        self.times.iter_mut().for_each(|t| *t = Times::EMPTY);
-        self.kind.iter_mut().for_each(|k| *k = Kind::Free);
-        self.weight.iter_mut().for_each(|w| *w = 0);
-        self.family.iter_mut().for_each(|f| *f = NIL);
         self.hashes.clear();
         self.hash_free.clear();
-        self.wheel.clear();
-        let cur = self.tick_floor(self.now());
+        debug_assert_eq!(self.wheel.len(), 0, "every scheduled slot was live");
+        let cur = self.tick_of(self.now());
         self.wheel.reset_cursor(cur);
-        self.policy.clear();
-        self.free.clear();
-        self.high = 0;
         self.entries = 0;
         self.keys = 0;
         self.bytes = 0;
+    }
+
+    /// Checks every count and link the engine keeps against a recount from
+    /// scratch: entries, keys and bytes; the free list; each hash's field
+    /// list and weight; the eviction queues (exactly the keys); the wheel
+    /// (every live slot with a finite deadline, nothing else). O(slots): for
+    /// tests and fuzzing, after every step.
+    #[cfg(any(debug_assertions, feature = "invariants"))]
+    pub fn check_invariants(&self) -> core::result::Result<(), alloc::string::String> {
+        let n = self.kind.len();
+        if self.times.len() != n || self.weight.len() != n || self.family.len() != n || self.high as usize > n {
+            return Err("column lengths disagree".into());
+        }
+        let mut free = alloc::vec![false; n];
+        for &s in &self.free {
+            let i = s as usize;
+            if s >= self.high || self.kind[i] != Kind::Free || core::mem::replace(&mut free[i], true) {
+                return Err(format!("free list holds slot {s} ({:?})", self.kind.get(i)));
+            }
+        }
+        let mut hid_used = alloc::vec![false; self.hashes.len()];
+        let (mut plain, mut hashes, mut fields, mut bytes, mut scheduled) = (0u64, 0u64, 0u64, 0u64, 0usize);
+        #[allow(clippy::needless_range_loop)] // one index into six columns
+        for i in 0..n {
+            let s = i as u32;
+            let k = self.kind[i];
+            let in_wheel = self.wheel.is_scheduled(s);
+            scheduled += usize::from(in_wheel);
+            match k {
+                Kind::Free => {
+                    if s < self.high && !free[i] {
+                        return Err(format!("free slot {s} is not in the free list"));
+                    }
+                    if in_wheel || self.weight[i] != 0 || self.times[i] != Times::EMPTY {
+                        return Err(format!(
+                            "free slot {s} keeps state: wheel {in_wheel}, weight {}, {:?}",
+                            self.weight[i], self.times[i]
+                        ));
+                    }
+                    continue;
+                }
+                Kind::Reserved => {
+                    if in_wheel {
+                        return Err(format!("reserved slot {s} is in the wheel"));
+                    }
+                    continue;
+                }
+                Kind::Plain => {
+                    plain += 1;
+                    bytes += u64::from(self.weight[i]);
+                }
+                Kind::Field => {
+                    fields += 1;
+                    bytes += u64::from(self.weight[i]);
+                    let h = self.family[i] as usize;
+                    if self.kind.get(h) != Some(&Kind::Hash) {
+                        return Err(format!("field {s} has no hash"));
+                    }
+                }
+                Kind::Hash => {
+                    hashes += 1;
+                    let hid = self.family[i] as usize;
+                    if hid >= self.hashes.len() || core::mem::replace(&mut hid_used[hid], true) {
+                        return Err(format!("hash {s} has a bad or shared field list {hid}"));
+                    }
+                    let list = self.hashes[hid];
+                    let (mut f, mut count, mut w, mut prev) = (list.head, 0u32, 0u64, NIL);
+                    while f != NIL {
+                        let j = f as usize;
+                        if self.kind[j] != Kind::Field || self.family[j] != s || self.policy.links().prev(f) != prev {
+                            return Err(format!("hash {s} lists slot {f}, not its field"));
+                        }
+                        count += 1;
+                        if count > list.len {
+                            return Err(format!("hash {s}: field list longer than {}", list.len));
+                        }
+                        w += u64::from(self.weight[j]);
+                        prev = f;
+                        f = self.policy.links().next(f);
+                    }
+                    if count != list.len || list.tail != prev || count == 0 {
+                        return Err(format!("hash {s}: {count} fields linked, length {}", list.len));
+                    }
+                    if w != u64::from(self.weight[i]) {
+                        return Err(format!("hash {s}: weight {} but fields weigh {w}", self.weight[i]));
+                    }
+                }
+            }
+            if self.times[i].deadline() != NEVER && !in_wheel {
+                return Err(format!("{k:?} slot {s} has a finite deadline but is not in the wheel"));
+            }
+        }
+        let fields_listed: u64 =
+            self.hashes.iter().enumerate().filter(|(h, _)| hid_used[*h]).map(|(_, l)| u64::from(l.len)).sum();
+        if fields_listed != fields {
+            return Err(format!("{fields} field slots, {fields_listed} listed by hashes"));
+        }
+        for &hid in &self.hash_free {
+            let h = hid as usize;
+            if h >= self.hashes.len() || hid_used[h] || !self.hashes[h].is_empty() {
+                return Err(format!("free field list {hid} is in use"));
+            }
+        }
+        if (self.entries, self.keys, self.bytes) != (plain + fields, plain + hashes, bytes) {
+            return Err(format!(
+                "counts (entries, keys, bytes) = {:?}, recounted {:?}",
+                (self.entries, self.keys, self.bytes),
+                (plain + fields, plain + hashes, bytes)
+            ));
+        }
+        if self.wheel.len() != scheduled {
+            return Err(format!("wheel length {} but {scheduled} slots scheduled", self.wheel.len()));
+        }
+        let mut queued = self.policy.check()?;
+        queued.sort_unstable();
+        let mut keyed: Vec<u32> =
+            (0..n as u32).filter(|&s| matches!(self.kind[s as usize], Kind::Plain | Kind::Hash)).collect();
+        keyed.sort_unstable();
+        if queued != keyed {
+            return Err(format!("eviction queues hold {queued:?}, keys are {keyed:?}"));
+        }
+        if self.entries > self.max_entries || self.bytes > self.max_bytes {
+            return Err(format!("over the bounds: {} entries, {} bytes", self.entries, self.bytes));
+        }
+        Ok(())
     }
 
     /// A slot's clocks (snapshots).

@@ -117,6 +117,9 @@ function grow(a, cap) {
 class Hash {
   constructor() {
     this.fields = new Map();
+    // A field slot last seen live with the latest deadline: while it lives,
+    // the hash is live without a scan of its fields (see #liveKey).
+    this.witness = -1;
   }
 }
 
@@ -544,8 +547,26 @@ export class TtlCache {
     if (!this.#live(s)) return false;
     const v = this.#vals[s];
     if (!(v instanceof Hash)) return true;
-    for (const f of v.fields.values()) if (this.#live(f)) return true;
-    return false;
+    // Scanning the fields in insertion order on every access cost O(dead
+    // fields) each time the old ones had expired unswept (issue 13). The
+    // witness makes that one scan per witness lifetime: it is the field with
+    // the latest deadline seen, so it goes last of those it was chosen among.
+    const w = v.witness;
+    if (w >= 0 && this.#live(w) && v.fields.get(this.#keys[w]) === w) return true;
+    const now = this.#now;
+    let best = -1;
+    let latest = now;
+    for (const f of v.fields.values()) {
+      const t = this.#t + f * 3;
+      const idle = F64[t + 1] + F64[t + 2];
+      const d = F64[t] < idle ? F64[t] : idle;
+      if (d > latest) {
+        latest = d;
+        best = f;
+      }
+    }
+    v.witness = best;
+    return best >= 0;
   }
 
   /** The slot of `key`, live or not yet swept; `undefined` if none (or a ghost). */
@@ -671,6 +692,8 @@ export class TtlCache {
     const old = F[t] < oldIdle ? F[t] : oldIdle;
     const vals = this.#vals;
     if (!(old > now) || (lastIdle < abs ? lastIdle : abs) < old || vals[s] instanceof Hash) return false;
+    // A finite ttl/idle that overflows the clock: the engine throws RangeError.
+    if ((abs === Infinity && ttl !== Infinity) || (lastIdle === Infinity && idle !== Infinity)) return false;
     F[t] = abs;
     F[t + 1] = now;
     F[t + 2] = idle;
@@ -696,6 +719,8 @@ export class TtlCache {
     const spare = this.#spare;
     const np = this.#np;
     if (!((lastIdle < abs ? lastIdle : abs) > now) || typeof key !== "string") return false;
+    // A finite ttl/idle that overflows the clock: the engine throws RangeError.
+    if ((abs === Infinity && ttl !== Infinity) || (lastIdle === Infinity && idle !== Infinity)) return false;
     if (spare.length === 0 || np >= this.#npCap || this.#full()) return false;
     const r = spare.pop();
     const t = this.#t + r * 3;
@@ -869,8 +894,9 @@ export class TtlCache {
 
   /** Removes everything; `dispose` sees reason `"cleared"`. */
   clear() {
+    // The engine keeps our reserved slots reserved (it clears only what is
+    // live), so #spare stays valid.
     this.#e().clear();
-    this.#spare.length = 0; // the engine freed our reserved slots too
     this.#flush(this.#drain());
   }
 
@@ -1578,6 +1604,13 @@ class Writer {
     stack.push(v);
     if (p === Array.prototype && Array.isArray(v)) {
       const n = v.length;
+      // The format holds an array's elements only: named properties would be
+      // dropped. Object.keys lists indices first, so the last key tells.
+      const keys = Object.keys(v);
+      const last = keys.length === 0 ? undefined : keys[keys.length - 1];
+      if (last !== undefined && !(String(+last) === last && +last < n)) {
+        throw new NoData("it is an array with named properties");
+      }
       this.u8(F_ARRAY);
       this.varint(n);
       for (let i = 0; i < n; i++) this.value(v[i], depth + 1);
