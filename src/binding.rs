@@ -54,6 +54,8 @@ const HAS_AT: u32 = 4;
 const KEEP_TTL: u32 = 8;
 const TO_MAIN: u32 = 16;
 const FAILED: u32 = NIL - 1;
+/// `remove`'s reason for lazy expiry (see there).
+const FOUND_EXPIRED: u8 = 255;
 
 // The status block JS reads after each call (and writes ST_PENDING into).
 const ST_LOG: usize = 0;
@@ -338,9 +340,29 @@ impl RawEngine {
         self.error.take().map_or(JsValue::UNDEFINED, JsValue::from)
     }
 
-    /// Removes slot `s`; `reason` as in `Reason`.
+    /// Grace (stale-if-error, ms; JS validated it): slot `s`'s own, or with
+    /// `s = NIL` the default, which turns grace on. One method for both: each
+    /// binding method carries the `call` prologue.
+    #[wasm_bindgen(js_name = setGrace)]
+    pub fn set_grace(&mut self, s: u32, ms: f64) {
+        self.call(|e| match Self::slot(s) {
+            Some(s) => e.set_slot_grace(s, ms),
+            None => e.set_grace(ms),
+        });
+    }
+
+    /// Until when expired slot `s` keeps its value as a fallback; 0 if not.
+    #[wasm_bindgen(js_name = staleUntil)]
+    pub fn stale_until(&self, s: u32) -> f64 {
+        self.e.stale_until(s)
+    }
+
+    /// Removes slot `s`; `reason` as in `Reason`, or `FOUND_EXPIRED`: lazy
+    /// expiry of a slot a read found expired, which keeps it if it has
+    /// grace left (one method, not two: each carries the `call` prologue).
     pub fn remove(&mut self, s: u32, reason: u8) -> f64 {
-        self.call(|e| e.remove(s, Reason::from_u8(reason))) as f64
+        self.call(|e| if reason == FOUND_EXPIRED { e.expire_found(s) } else { e.remove(s, Reason::from_u8(reason)) })
+            as f64
     }
 
     /// `expire` (`rel`: `t` is ms from now) or `expireAt` on slot `s`
@@ -360,7 +382,7 @@ impl RawEngine {
 
     /// `[expired, evicted, deleted, inserted, updated, ticks, swept,
     /// rescheduled, cascaded, scheduled, keys, entries, bytes, smallQueue,
-    /// engineBytes]`.
+    /// engineBytes, gracedKeys]`.
     pub fn stats(&mut self) -> Vec<f64> {
         self.call(|_| ());
         let c = &self.e.counters;
@@ -380,6 +402,7 @@ impl RawEngine {
             self.e.bytes(),
             u64::from(self.e.small_len()),
             self.e.memory() as u64,
+            self.e.graced_keys(),
         ]
         .iter()
         .map(|&v| v as f64)

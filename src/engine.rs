@@ -17,7 +17,7 @@ use alloc::{format, vec::Vec};
 /// Why an entry left the cache, as `dispose` reports it.
 ///
 /// ```
-/// assert_eq!(lapse::Reason::Expired.as_str(), "expired");
+/// assert_eq!(lapse_cache::Reason::Expired.as_str(), "expired");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -60,7 +60,7 @@ impl Reason {
 /// A condition on an expiry change, as in Redis `EXPIRE`.
 ///
 /// ```
-/// use lapse::{Cond, TtlCache};
+/// use lapse_cache::{Cond, TtlCache};
 /// let mut c = TtlCache::new(0.0);
 /// c.set("k", 1, Default::default()).unwrap();
 /// assert!(!c.expire(&"k", 1000.0, Some(Cond::Xx)).unwrap()); // no deadline yet
@@ -82,8 +82,8 @@ impl Cond {
     /// Parses `"NX"`, `"XX"`, `"GT"` or `"LT"`.
     ///
     /// ```
-    /// assert_eq!(lapse::Cond::parse("GT").unwrap(), lapse::Cond::Gt);
-    /// assert!(lapse::Cond::parse("gt").is_err());
+    /// assert_eq!(lapse_cache::Cond::parse("GT").unwrap(), lapse_cache::Cond::Gt);
+    /// assert!(lapse_cache::Cond::parse("gt").is_err());
     /// ```
     pub fn parse(s: &str) -> Result<Cond> {
         match s {
@@ -109,7 +109,7 @@ impl Cond {
 ///
 /// ```
 /// let day = 86_400_000.0;
-/// let o = lapse::Options { ttl: Some(90.0 * day), idle: Some(30.0 * day), ..Default::default() };
+/// let o = lapse_cache::Options { ttl: Some(90.0 * day), idle: Some(30.0 * day), ..Default::default() };
 /// assert_eq!(o.sweep_budget, Some(1000));
 /// ```
 #[derive(Debug, Clone, PartialEq)]
@@ -155,7 +155,7 @@ impl Options {
 /// `Some(f64::INFINITY)` means no limit for this entry.
 ///
 /// ```
-/// let w = lapse::Write { ttl: Some(5_000.0), ..Default::default() };
+/// let w = lapse_cache::Write { ttl: Some(5_000.0), ..Default::default() };
 /// assert!(w.idle.is_none() && !w.keep_ttl);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -220,6 +220,12 @@ const PREALLOCATE_MAX: u64 = 1 << 16;
 
 /// Bits of a log record's flags word.
 pub(crate) const LOG_GHOST: u32 = 1 << 7;
+/// The record's slot had been in grace (see `Engine::set_grace`): the host
+/// stopped counting it when it entered, so it must not uncount it again.
+pub(crate) const LOG_GRACED: u32 = 1 << 8;
+/// Reason code of a record that is not a removal: the slot's deadline passed
+/// and it now waits out its grace, its value kept for the host's loaders.
+pub(crate) const LOG_ENTER_GRACE: u32 = 5;
 
 /// Counters the engine keeps; hosts add hits and misses.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -271,9 +277,21 @@ pub(crate) struct Engine {
     keys: u64,
     bytes: u64,
     /// Removal records, three words each: slot, flags (reason | kind << 4 |
-    /// ghost), parent slot or `NIL`.
+    /// ghost | graced), parent slot or `NIL`.
     pub log: Vec<u32>,
     pub counters: Counters,
+    /// Stale-if-error (the JS `grace` option): once on, `grace_ms` holds each
+    /// slot's grace, and its sign bit whether the slot is in grace (past its
+    /// deadline, kept until `deadline + grace`; a hash is in grace when all
+    /// its fields are). One column, not two: it stays empty in a cache that
+    /// never uses grace, so such a cache pays nothing per entry.
+    grace_on: bool,
+    grace: f64,
+    grace_ms: Vec<f64>,
+    /// Fields in grace, per hash list (indexed like `hashes`).
+    hash_graced: Vec<u32>,
+    /// Top-level keys in grace (plain entries and hashes).
+    graced_keys: u64,
 }
 
 fn sat(v: Option<u64>) -> u64 {
@@ -307,6 +325,11 @@ impl Engine {
             bytes: 0,
             log: Vec::new(),
             counters: Counters::default(),
+            grace_on: false,
+            grace: 0.0,
+            grace_ms: Vec::new(),
+            hash_graced: Vec::new(),
+            graced_keys: 0,
         };
         // A bounded cache gets its columns up front (as lru-cache sizes its
         // arrays by `max`), so filling it never pays for growth.
@@ -366,6 +389,8 @@ impl Engine {
             + self.policy.memory()
             + self.free.capacity() * 4
             + self.log.capacity() * 4
+            + self.grace_ms.capacity() * 8
+            + self.hash_graced.capacity() * 4
     }
 
     // ---- time -------------------------------------------------------------
@@ -475,6 +500,12 @@ impl Engine {
         self.sweep(u64::MAX, None)
     }
 
+    /// Removes up to `n` expired entries (whatever the sweep budget), so a
+    /// caller can replay the removal log between batches.
+    pub fn purge_some(&mut self, n: u64) -> u64 {
+        self.sweep(n, None)
+    }
+
     /// Pops due wheel slots, removing expired ones, until `budget` entries are
     /// gone, nothing more is due, or (with `fit`) the cache has room for
     /// `fit = (entries, bytes)` more. Work beyond removals (cascades and lazy
@@ -518,7 +549,7 @@ impl Engine {
                         }
                     } else if self.kind[i] == Kind::Hash {
                         removed += self.expire_hash_fields(s, budget - removed);
-                    } else {
+                    } else if !self.hold_in_grace(s) {
                         removed += self.remove(s, Reason::Expired);
                     }
                 }
@@ -568,6 +599,139 @@ impl Engine {
     fn reschedule(&mut self, s: u32) {
         self.wheel.cancel(s);
         self.schedule(s);
+    }
+
+    // ---- grace (stale-if-error) --------------------------------------------
+
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    /// Turns grace on with `ms` as the grace of every slot not given its
+    /// own. Called before any slot is written, or on a restored engine
+    /// (whose slots then take `ms`).
+    pub fn set_grace(&mut self, ms: f64) {
+        self.grace = ms;
+        self.enable_grace();
+        self.grace_ms.iter_mut().for_each(|g| *g = ms);
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    fn enable_grace(&mut self) {
+        if !self.grace_on {
+            self.grace_on = true;
+            // (resize, not vec!: the same code as grow's, and no alloc macro in no_std)
+            self.grace_ms.resize(self.times.len(), self.grace);
+            self.hash_graced.resize(self.hashes.len(), 0);
+        }
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    /// Gives live slot `s` its own grace (a `fetch` with `grace`). It keeps
+    /// it through overwrites until the slot is freed.
+    pub fn set_slot_grace(&mut self, s: u32, ms: f64) {
+        self.enable_grace();
+        self.grace_ms[s as usize] = ms;
+    }
+
+    /// Until when the value of expired slot `s` is kept as a fallback: a
+    /// time after now, or 0 if it is live, has no grace left, or belongs to
+    /// a hash whose own deadline passed (a hash's deadline has no grace).
+    pub fn stale_until(&self, s: u32) -> f64 {
+        let i = s as usize;
+        if !self.grace_on || !matches!(self.kind[i], Kind::Plain | Kind::Field) {
+            return 0.0;
+        }
+        if self.kind[i] == Kind::Field && !self.own_live(self.family[i], self.now()) {
+            return 0.0;
+        }
+        let d = self.times[i].deadline();
+        let end = d + self.grace_ms[i].abs();
+        if d > self.now() || end <= self.now() {
+            0.0
+        } else {
+            end
+        }
+    }
+
+    /// Whether slot `i` is in grace (the sign bit of its `grace_ms`).
+    fn graced(&self, i: usize) -> bool {
+        self.grace_on && self.grace_ms[i].is_sign_negative()
+    }
+
+    fn set_graced(&mut self, i: usize, on: bool) {
+        let g = self.grace_ms[i].abs();
+        self.grace_ms[i] = if on { -g } else { g };
+    }
+
+    /// Keeps expired slot `s` (unscheduled by the caller, or not) in grace
+    /// while it has some left; false when it must go now. The first time
+    /// logs an enter-grace record, so that the host stops counting it.
+    fn hold_in_grace(&mut self, s: u32) -> bool {
+        let end = self.stale_until(s);
+        if end == 0.0 {
+            return false;
+        }
+        let i = s as usize;
+        if self.graced(i) && self.wheel.is_scheduled(s) {
+            // Found again by a read: already waiting for its grace to end.
+            return true;
+        }
+        if !self.graced(i) {
+            self.set_graced(i, true);
+            if self.kind[i] == Kind::Plain {
+                self.graced_keys += 1;
+                self.log.extend_from_slice(&[s, LOG_ENTER_GRACE | (Kind::Plain as u32) << 4, NIL]);
+            } else {
+                let h = self.family[i];
+                self.log.extend_from_slice(&[s, LOG_ENTER_GRACE | (Kind::Field as u32) << 4, h]);
+                let hid = self.family[h as usize] as usize;
+                self.hash_graced[hid] += 1;
+                if self.hash_graced[hid] == self.hashes[hid].len {
+                    self.set_graced(h as usize, true);
+                    self.graced_keys += 1;
+                    self.log.extend_from_slice(&[h, LOG_ENTER_GRACE | (Kind::Hash as u32) << 4, NIL]);
+                }
+            }
+        }
+        self.wheel.cancel(s);
+        if end != NEVER {
+            let t = self.tick_of(end);
+            self.wheel.schedule(s, t);
+        }
+        true
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    /// Lazy expiry, found by a read: an expired slot goes, unless it has
+    /// grace left (then it enters grace). An expired hash goes whole; a hash
+    /// whose own deadline holds but whose fields are all expired lets each
+    /// field go or enter grace. Returns the entries removed.
+    pub fn expire_found(&mut self, s: u32) -> u64 {
+        let kind = self.kind[s as usize];
+        match kind {
+            // All its fields wait out their grace already: nothing to walk.
+            Kind::Hash if self.graced(s as usize) => 0,
+            Kind::Hash if self.grace_on && self.own_live(s, self.now()) => {
+                // Removing a field leaves its siblings' links intact; the last
+                // one, which takes the hash, has no next.
+                let mut n = 0;
+                let mut f = self.hashes[self.family[s as usize] as usize].head;
+                while f != NIL {
+                    let next = self.policy.links().next(f);
+                    if !self.own_live(f, self.now()) && !self.hold_in_grace(f) {
+                        n += self.remove(f, Reason::Expired);
+                    }
+                    f = next;
+                }
+                n
+            }
+            Kind::Plain | Kind::Field if self.hold_in_grace(s) => 0,
+            _ => self.remove(s, Reason::Expired),
+        }
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    /// Slots in grace that are top-level keys (not counted in `size`).
+    pub fn graced_keys(&self) -> u64 {
+        self.graced_keys
     }
 
     // ---- reads ------------------------------------------------------------
@@ -817,14 +981,22 @@ impl Engine {
 
     /// An empty field list for a new hash, reusing a freed one.
     fn new_hash_list(&mut self) -> u32 {
-        self.hash_free.pop().unwrap_or_else(|| {
+        let hid = self.hash_free.pop().unwrap_or_else(|| {
             self.hashes.push(List::default());
             self.hashes.len() as u32 - 1
-        })
+        });
+        if self.grace_on {
+            self.hash_graced.resize(self.hashes.len(), 0);
+            self.hash_graced[hid as usize] = 0;
+        }
+        hid
     }
 
     fn grow(&mut self, cap: usize) {
         self.times.resize(cap, Times::EMPTY);
+        if self.grace_on {
+            self.grace_ms.resize(cap, self.grace);
+        }
         self.kind.resize(cap, Kind::Free);
         self.weight.resize(cap, 0);
         self.family.resize(cap, NIL);
@@ -1066,8 +1238,30 @@ impl Engine {
 
     // ---- removal ----------------------------------------------------------
 
-    fn log(&mut self, s: u32, reason: Reason, kind: Kind, parent: u32) {
-        self.log.extend_from_slice(&[s, reason as u32 | (kind as u32) << 4, parent]);
+    /// Logs the removal of slot `s` and returns the reason logged: a value
+    /// in grace had expired already and leaves as such, flagged
+    /// `LOG_GRACED` (the host stopped counting it when it entered).
+    fn log(&mut self, s: u32, reason: Reason, kind: Kind, parent: u32) -> Reason {
+        let (reason, bit) = if self.leave_grace(s, kind) { (Reason::Expired, LOG_GRACED) } else { (reason, 0) };
+        self.log.extend_from_slice(&[s, reason as u32 | (kind as u32) << 4 | bit, parent]);
+        reason
+    }
+
+    /// Whether slot `s` is in grace; if so, takes it out of the grace counts
+    /// (it is being removed).
+    fn leave_grace(&mut self, s: u32, kind: Kind) -> bool {
+        let i = s as usize;
+        if !self.graced(i) {
+            return false;
+        }
+        self.set_graced(i, false);
+        if kind == Kind::Field {
+            let hid = self.family[self.family[i] as usize] as usize;
+            self.hash_graced[hid] -= 1;
+        } else {
+            self.graced_keys -= 1;
+        }
+        true
     }
 
     fn count(&mut self, reason: Reason, n: u64) {
@@ -1087,6 +1281,9 @@ impl Engine {
         self.kind[i] = Kind::Free;
         self.weight[i] = 0;
         self.family[i] = NIL;
+        if self.grace_on {
+            self.grace_ms[i] = self.grace;
+        }
         self.free.push(s);
     }
 
@@ -1098,7 +1295,7 @@ impl Engine {
             Kind::Free | Kind::Reserved => 0,
             Kind::Plain => {
                 self.policy.remove(s);
-                self.log(s, reason, Kind::Plain, NIL);
+                let reason = self.log(s, reason, Kind::Plain, NIL);
                 self.bytes -= u64::from(self.weight[i]);
                 self.entries -= 1;
                 self.keys -= 1;
@@ -1125,15 +1322,20 @@ impl Engine {
                 self.weight[h as usize] -= w;
                 self.bytes -= u64::from(w);
                 self.entries -= 1;
-                self.log(s, reason, Kind::Field, h);
+                let field_reason = self.log(s, reason, Kind::Field, h);
                 self.release(s);
-                self.count(reason, 1);
+                self.count(field_reason, 1);
                 if self.hashes[hid].is_empty() {
                     self.policy.remove(h);
                     self.log(h, reason, Kind::Hash, NIL);
                     self.hash_free.push(hid as u32);
                     self.keys -= 1;
                     self.release(h);
+                } else if self.grace_on && !self.graced(h as usize) && self.hash_graced[hid] == self.hashes[hid].len {
+                    // Its last field not in grace went: the key is in grace now.
+                    self.set_graced(h as usize, true);
+                    self.graced_keys += 1;
+                    self.log.extend_from_slice(&[h, LOG_ENTER_GRACE | (Kind::Hash as u32) << 4, NIL]);
                 }
                 1
             }
@@ -1166,6 +1368,8 @@ impl Engine {
         debug_assert_eq!(self.wheel.len(), 0, "every scheduled slot was live");
         let cur = self.tick_of(self.now());
         self.wheel.reset_cursor(cur);
+        self.hash_graced.clear();
+        self.graced_keys = 0;
         self.entries = 0;
         self.keys = 0;
         self.bytes = 0;
@@ -1459,6 +1663,139 @@ mod tests {
         e.remove(f2, Reason::Deleted);
         assert_eq!(e.kind(h), Kind::Free);
         assert_eq!((e.keys(), e.entries()), (0, 0));
+    }
+
+    #[test]
+    fn grace_keeps_an_expired_slot_until_its_end_then_sweeps_it() {
+        let mut e = engine(Options::default());
+        e.set_grace(50.0);
+        let s = plain(&mut e, 100.0, NEVER);
+        let other = plain(&mut e, 100.0, NEVER);
+        e.set_slot_grace(other, 10.0);
+        assert_eq!(e.stale_until(s), 0.0, "live: no stale value");
+        assert_eq!(e.tick(100.0).unwrap(), 0, "both enter grace, nothing removed");
+        assert_eq!(&e.log[..3], &[s, LOG_ENTER_GRACE | (Kind::Plain as u32) << 4, NIL]);
+        assert_eq!(e.graced_keys(), 2);
+        assert!(!e.is_live(s));
+        assert_eq!(e.stale_until(s), 150.0);
+        assert_eq!(e.stale_until(other), 110.0);
+        e.log.clear();
+        assert_eq!(e.tick(110.0).unwrap(), 1, "its own grace ends first");
+        assert_eq!(&e.log[..], &[other, Reason::Expired as u32 | (Kind::Plain as u32) << 4 | LOG_GRACED, NIL]);
+        assert_eq!(e.tick(149.0).unwrap(), 0);
+        assert_eq!(e.tick(150.0).unwrap(), 1);
+        assert_eq!((e.keys(), e.entries(), e.graced_keys()), (0, 0, 0));
+        assert_eq!(e.stale_until(s), 0.0);
+    }
+
+    #[test]
+    fn a_graced_slot_leaves_as_expired_whatever_removes_it() {
+        let mut e = engine(Options::default());
+        e.set_grace(NEVER);
+        let a = plain(&mut e, 10.0, NEVER);
+        let b = plain(&mut e, 10.0, NEVER);
+        e.advance(20.0).unwrap();
+        assert_eq!(e.expire_found(a), 0, "a read finds it expired: it enters grace");
+        assert_eq!(e.stale_until(a), NEVER);
+        assert_eq!(e.purge(), 0, "infinite grace: nothing due");
+        e.log.clear();
+        e.remove(a, Reason::Deleted);
+        assert_eq!(e.log[1], Reason::Expired as u32 | (Kind::Plain as u32) << 4 | LOG_GRACED);
+        e.log.clear();
+        e.clear();
+        assert_eq!(e.log[1], Reason::Expired as u32 | (Kind::Plain as u32) << 4 | LOG_GRACED, "b was in grace");
+        assert_eq!(e.log[0], b);
+        assert_eq!(e.graced_keys(), 0);
+        // A freed slot takes the default grace again.
+        let c = plain(&mut e, 10.0, NEVER);
+        e.set_slot_grace(c, 5.0);
+        e.remove(c, Reason::Deleted);
+        let d = plain(&mut e, 10.0, NEVER);
+        assert_eq!(c, d);
+        e.advance(30.0).unwrap();
+        assert_eq!(e.stale_until(d), NEVER);
+    }
+
+    #[test]
+    fn grace_costs_one_more_wheel_visit_per_entry() {
+        let mut e = engine(Options { sweep_budget: Some(100), ..Default::default() });
+        e.set_grace(1000.0);
+        for i in 0..1000 {
+            plain(&mut e, 10.0 + f64::from(i % 7), NEVER);
+        }
+        // Entering grace is work, not removal: one tick's work stays capped.
+        e.tick(100.0).unwrap();
+        assert!(e.log.len() / 3 <= 2 * 100 + 64, "one tick did {} records", e.log.len() / 3);
+        let mut removed = 0;
+        let mut t = 100.0;
+        while removed < 1000 {
+            removed += e.tick(t).unwrap();
+            t += 100.0;
+        }
+        assert!(t < 3000.0);
+        assert_eq!(e.counters.expired, 1000);
+        assert_eq!((e.keys(), e.entries(), e.graced_keys()), (0, 0, 0));
+    }
+
+    #[test]
+    fn a_field_enters_grace_but_its_hash_deadline_has_none() {
+        let mut e = engine(Options::default());
+        e.set_grace(100.0);
+        let h = e.insert(Kind::Hash, Clocks::NONE, 0, false);
+        let short = e.resolve(&Write { ttl: Some(10.0), ..Default::default() }).unwrap();
+        let long = e.resolve(&Write::default()).unwrap();
+        let f = e.insert_field(h, short, 0);
+        e.insert_field(h, long, 0);
+        e.tick(20.0).unwrap();
+        assert_eq!(e.stale_until(f), 110.0);
+        assert!(e.is_live(h));
+        assert!(e.expire_at(h, 30.0, None));
+        e.advance(30.0).unwrap();
+        assert_eq!(e.stale_until(f), 0.0, "the hash's own deadline passed");
+        e.tick(30.0).unwrap();
+        assert_eq!((e.keys(), e.entries()), (0, 0));
+    }
+
+    #[test]
+    fn a_hash_whose_fields_are_all_in_grace_is_in_grace() {
+        let mut e = engine(Options::default());
+        e.set_grace(100.0);
+        let h = e.insert(Kind::Hash, Clocks::NONE, 0, false);
+        let c = e.resolve(&Write { ttl: Some(10.0), ..Default::default() }).unwrap();
+        let f1 = e.insert_field(h, c, 0);
+        let f2 = e.insert_field(h, c, 0);
+        e.advance(20.0).unwrap();
+        assert_eq!(e.expire_found(f1), 0);
+        assert_eq!(e.graced_keys(), 0, "one field still not in grace");
+        assert_eq!(e.expire_found(h), 0, "the other field enters grace");
+        assert_eq!(e.graced_keys(), 1);
+        let hash_enters = LOG_ENTER_GRACE | (Kind::Hash as u32) << 4;
+        assert_eq!(&e.log[e.log.len() - 3..], &[h, hash_enters, NIL]);
+        e.log.clear();
+        // Reads that find it again do no work: no walk, no wheel moves.
+        let (scheduled, cascaded) = (e.scheduled(), e.counters.cascaded);
+        assert_eq!(e.expire_found(h), 0);
+        assert_eq!(e.expire_found(f1), 0);
+        assert!(e.log.is_empty());
+        assert_eq!((e.scheduled(), e.counters.cascaded), (scheduled, cascaded));
+        e.remove(f2, Reason::Deleted);
+        assert_eq!(e.graced_keys(), 1, "f1 still holds the hash in grace");
+        // A hash whose last field not in grace is deleted enters grace too.
+        let h2 = e.insert(Kind::Hash, Clocks::NONE, 0, false);
+        let g1 = e.insert_field(h2, c, 0);
+        let live = e.resolve(&Write::default()).unwrap();
+        let g2 = e.insert_field(h2, live, 0);
+        e.advance(40.0).unwrap();
+        e.expire_found(g1);
+        assert_eq!(e.graced_keys(), 1);
+        e.remove(g2, Reason::Deleted);
+        assert_eq!(e.graced_keys(), 2);
+        e.remove(h2, Reason::Deleted);
+        assert_eq!(e.graced_keys(), 1);
+        e.tick(110.0).unwrap();
+        let hash_leaves = Reason::Expired as u32 | (Kind::Hash as u32) << 4 | LOG_GRACED;
+        assert_eq!(&e.log[e.log.len() - 3..], &[h, hash_leaves, NIL]);
+        assert_eq!((e.keys(), e.entries(), e.graced_keys()), (0, 0, 0));
     }
 
     #[test]
