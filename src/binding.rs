@@ -10,7 +10,7 @@ use wasm_bindgen::prelude::*;
 
 mod snap;
 
-use crate::engine::{Cond, Engine, Options, Reason, Write};
+use crate::engine::{Cond, Engine, Kind, Options, Reason, Write};
 use crate::error::Error;
 use crate::list::NIL;
 
@@ -51,6 +51,37 @@ const ST_HASH: usize = 10;
 const ST_LEN: usize = 11;
 /// Batched inserts JS may queue before it must call in.
 const PENDING_CAP: usize = 256;
+/// The smallest column growth, in slots: a cache holding a handful of
+/// entries costs a handful of slots (columns then double).
+const GROW_STEP: usize = 8;
+
+/// Bytes kept allocated to be given back when memory runs out, so that the
+/// error path's own small allocations (the message, the JS error) succeed.
+const BALLAST: usize = 64 << 10;
+
+thread_local! {
+    static BALLAST_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Takes the ballast back once memory allows (a no-op while it is held).
+fn ballast() {
+    BALLAST_BUF.with_borrow_mut(|b| {
+        if b.capacity() < BALLAST {
+            let _ = b.try_reserve_exact(BALLAST);
+        }
+    });
+}
+
+/// Whether `n` more bytes can be allocated now (and then freed again, so
+/// the allocations that follow find them).
+fn headroom(n: usize) -> bool {
+    Vec::<u8>::new().try_reserve_exact(n).is_ok()
+}
+
+fn oom(arg: &'static str) -> Error {
+    BALLAST_BUF.with_borrow_mut(|b| *b = Vec::new());
+    Error::range(arg, "out of memory: wasm memory cannot grow enough for this call")
+}
 
 /// A count limit: positive integer or `Infinity` (none).
 fn limit(arg: &'static str, v: f64, zero_ok: bool) -> Result<Option<u64>, Error> {
@@ -94,7 +125,15 @@ pub struct RawEngine {
     pending: Vec<u32>,
     spare: Vec<u32>,
     error: Option<Error>,
+    /// Bytes JS copies in for `restore`/`checkSnapshot`: allocated here,
+    /// fallibly (wasm-bindgen's own argument copy aborts on failure).
+    input: Vec<u8>,
+    /// What `stats` fills, allocated up front so that `stats` never
+    /// allocates (it must work when memory is exhausted).
+    stats: Box<[f64; STATS_LEN]>,
 }
+
+const STATS_LEN: usize = 15;
 
 /// The module's memory, for JS's typed-array views.
 #[wasm_bindgen(js_name = wasmMemory)]
@@ -109,13 +148,55 @@ impl RawEngine {
     /// method can forget either half.
     fn call<T>(&mut self, f: impl FnOnce(&mut Engine) -> T) -> T {
         self.e.log.clear();
-        let n = std::mem::take(&mut self.status[ST_PENDING]) as usize;
-        for &p in &self.pending[..n.min(PENDING_CAP)] {
-            self.e.commit_reserved(p & !(1 << 31), p >> 31 != 0);
-        }
+        self.commit_pending();
         let r = f(&mut self.e);
         self.publish();
         r
+    }
+
+    /// Links the inserts JS queued since the last call (before a slot JS
+    /// names is checked: it may be one of them).
+    fn commit_pending(&mut self) {
+        let n = std::mem::take(&mut self.status[ST_PENDING]) as usize;
+        for &p in self.pending.get(..n).unwrap_or(&self.pending) {
+            let s = p & !(1 << 31);
+            // Only slots reserved and not yet committed: a stale queue must
+            // not link a slot twice.
+            if (s as usize) < self.e.capacity() && self.e.kind(s) == Kind::Reserved {
+                self.e.commit_reserved(s, p >> 31 != 0);
+            }
+        }
+    }
+
+    /// `call`, after making room for `slots` new slots and removals of every
+    /// slot in use: whatever `f` does then allocates nothing, so running out
+    /// of memory is this `Err`, before anything changed, and never a trap.
+    fn call_room<T>(
+        &mut self,
+        slots: usize,
+        arg: &'static str,
+        f: impl FnOnce(&mut Engine) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        // The ballast comes back when it can; a call that needs no memory
+        // must still work without it (`clear()` on an exhausted memory).
+        ballast();
+        let removals = self.e.used() + slots;
+        if self.e.try_room(slots, removals, GROW_STEP).is_err() {
+            self.publish();
+            return Err(oom(arg));
+        }
+        self.call(f)
+    }
+
+    /// Whether `s` names a slot in use (not free, not reserved): JS's slot
+    /// numbers are checked before the engine indexes anything with them.
+    fn in_use(&mut self, s: u32) -> bool {
+        self.commit_pending();
+        (s as usize) < self.e.capacity() && !matches!(self.e.kind(s), Kind::Free | Kind::Reserved)
+    }
+
+    fn stale() -> Error {
+        Error::ty("key", "internal: stale slot (please report this)")
     }
 
     fn publish(&mut self) {
@@ -180,12 +261,21 @@ impl RawEngine {
         if idle.is_nan() {
             return Err(Error::range("idle", "must be a positive number of milliseconds or Infinity, got NaN").into());
         }
+        // An engine, its status block and the stats buffer: well under this.
+        ballast();
+        if !headroom(4 << 10) {
+            return Err(oom("options").into());
+        }
         let mut r = RawEngine {
             e: Engine::new(&opts, now)?,
             status: Box::new([0; ST_LEN]),
-            pending: vec![0; PENDING_CAP],
+            // Allocated by the first `reserve`: most of a near-empty
+            // cache's cost would be this queue.
+            pending: Vec::new(),
             spare: Vec::new(),
             error: None,
+            input: Vec::new(),
+            stats: Box::new([0.0; STATS_LEN]),
         };
         r.publish();
         Ok(r)
@@ -197,10 +287,21 @@ impl RawEngine {
     }
 
     /// Reserves up to `n` free slots for batched inserts; JS reads them from
-    /// the status block.
+    /// the status block (`ST_SPARE_LEN` 0 when memory ran out: JS then
+    /// writes through `write`, which reports it).
     pub fn reserve(&mut self, n: u32) {
+        let n = (n as usize).min(PENDING_CAP);
         let mut spare = std::mem::take(&mut self.spare);
-        self.call(|e| e.reserve(n as usize, &mut spare));
+        spare.clear();
+        let room = self.pending.try_reserve_exact(PENDING_CAP - self.pending.len()).is_ok()
+            && spare.try_reserve_exact(n).is_ok()
+            && self.e.try_room(n, 0, GROW_STEP).is_ok();
+        if room {
+            self.pending.resize(PENDING_CAP, 0);
+            self.call(|e| e.reserve(n, &mut spare));
+        } else {
+            self.call(|_| ());
+        }
         self.spare = spare;
         // The spare list moved back after the call published it.
         self.publish();
@@ -222,11 +323,11 @@ impl RawEngine {
 
     /// Moves the clock and sweeps one budget; returns how many were removed.
     pub fn tick(&mut self, now: f64) -> JsResult<f64> {
-        Ok(self.call(|e| e.tick(now))? as f64)
+        Ok(self.call_room(0, "now", |e| e.tick(now))? as f64)
     }
 
-    pub fn purge(&mut self) -> f64 {
-        self.call(|e| e.purge()) as f64
+    pub fn purge(&mut self) -> JsResult<f64> {
+        Ok(self.call_room(0, "purge", |e| Ok(e.purge()))? as f64)
     }
 
     /// Writes a plain entry at slot `s` (`NIL` for a new key; JS has checked
@@ -234,8 +335,11 @@ impl RawEngine {
     /// already past (a live old entry is then deleted).
     pub fn write(&mut self, s: u32, flags: u32, ttl: f64, idle: f64, at: f64, weight: f64) -> u32 {
         let r = Self::weight(weight).and_then(|w| {
+            if s != NIL && !(self.in_use(s) && matches!(self.e.kind(s), Kind::Plain | Kind::Hash)) {
+                return Err(Self::stale());
+            }
             let opts = write_opts(flags, ttl, idle, at);
-            self.call(|e| e.write(Self::slot(s), &opts, w, flags & TO_MAIN != 0))
+            self.call_room(1, "value", |e| e.write(Self::slot(s), &opts, w, flags & TO_MAIN != 0))
         });
         self.settle(r)
     }
@@ -246,8 +350,14 @@ impl RawEngine {
     #[allow(clippy::too_many_arguments)]
     pub fn hwrite(&mut self, h: u32, f: u32, flags: u32, ttl: f64, idle: f64, at: f64, weight: f64) -> u32 {
         let r = Self::weight(weight).and_then(|w| {
+            let hash_ok = h == NIL || (self.in_use(h) && matches!(self.e.kind(h), Kind::Plain | Kind::Hash));
+            let field_ok =
+                f == NIL || (h != NIL && self.in_use(f) && self.e.kind(f) == Kind::Field && self.e.parent(f) == h);
+            if !(hash_ok && field_ok) {
+                return Err(Self::stale());
+            }
             let opts = write_opts(flags, ttl, idle, at);
-            self.call(|e| e.hwrite(Self::slot(h), Self::slot(f), &opts, w, flags & TO_MAIN != 0))
+            self.call_room(2, "value", |e| e.hwrite(Self::slot(h), Self::slot(f), &opts, w, flags & TO_MAIN != 0))
         });
         if let Ok(Some(f)) = r {
             self.status[ST_HASH] = self.e.parent(f);
@@ -262,32 +372,46 @@ impl RawEngine {
     }
 
     /// Removes slot `s`; `reason` as in `Reason`.
-    pub fn remove(&mut self, s: u32, reason: u8) -> f64 {
-        self.call(|e| e.remove(s, Reason::from_u8(reason))) as f64
+    pub fn remove(&mut self, s: u32, reason: u8) -> JsResult<f64> {
+        if !self.in_use(s) {
+            return Err(Self::stale().into());
+        }
+        Ok(self.call_room(0, "key", |e| Ok(e.remove(s, Reason::from_u8(reason))))? as f64)
     }
 
     /// `expire` (`rel`: `t` is ms from now) or `expireAt` on slot `s`
     /// (`NIL`: missing, validate only). Returns whether anything changed.
     #[wasm_bindgen(js_name = expireAt)]
     pub fn expire_at(&mut self, s: u32, t: f64, rel: bool, cond_code: u32) -> JsResult<bool> {
-        Ok(self.call(|e| e.set_expiry(Self::slot(s), t, rel, cond(cond_code)))?)
+        if s != NIL && !self.in_use(s) {
+            return Err(Self::stale().into());
+        }
+        Ok(self.call_room(0, "key", |e| e.set_expiry(Self::slot(s), t, rel, cond(cond_code)))?)
     }
 
-    pub fn persist(&mut self, s: u32) -> bool {
-        self.call(|e| e.persist(s))
+    pub fn persist(&mut self, s: u32) -> JsResult<bool> {
+        if !self.in_use(s) {
+            return Err(Self::stale().into());
+        }
+        Ok(self.call_room(0, "key", |e| Ok(e.persist(s)))?)
     }
 
-    pub fn clear(&mut self) {
-        self.call(|e| e.clear());
+    pub fn clear(&mut self) -> JsResult<()> {
+        Ok(self.call_room(0, "clear", |e| {
+            e.clear();
+            Ok(())
+        })?)
     }
 
     /// `[expired, evicted, deleted, inserted, updated, ticks, swept,
     /// rescheduled, cascaded, scheduled, keys, entries, bytes, smallQueue,
     /// engineBytes]`.
-    pub fn stats(&mut self) -> Vec<f64> {
+    ///
+    /// Fills the buffer at `statsPtr` and returns its address.
+    pub fn stats(&mut self) -> u32 {
         self.call(|_| ());
         let c = &self.e.counters;
-        [
+        let v = [
             c.expired,
             c.evicted,
             c.deleted,
@@ -303,9 +427,22 @@ impl RawEngine {
             self.e.bytes(),
             u64::from(self.e.small_len()),
             self.e.memory() as u64,
-        ]
-        .iter()
-        .map(|&v| v as f64)
-        .collect()
+        ];
+        for (o, &x) in self.stats.iter_mut().zip(v.iter()) {
+            *o = x as f64;
+        }
+        self.stats.as_ptr() as u32
+    }
+
+    /// A buffer for `n` bytes JS copies in before `restore` or
+    /// `checkSnapshot`; returns its address, or 0 when memory cannot hold it.
+    pub fn input(&mut self, n: u32) -> u32 {
+        self.input = Vec::new();
+        ballast();
+        if self.input.try_reserve_exact(n as usize).is_err() {
+            return 0;
+        }
+        self.input.resize(n as usize, 0);
+        self.input.as_mut_ptr() as u32
     }
 }

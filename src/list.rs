@@ -42,6 +42,12 @@ impl Links {
         self.prev.resize(len, NIL);
     }
 
+    /// Room for `extra` more slots, or an error and no change in length.
+    pub fn try_reserve(&mut self, extra: usize) -> Result<(), std::collections::TryReserveError> {
+        self.next.try_reserve_exact(extra)?;
+        self.prev.try_reserve_exact(extra)
+    }
+
     pub fn clear(&mut self) {
         self.next.clear();
         self.prev.clear();
