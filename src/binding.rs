@@ -180,6 +180,8 @@ impl RawEngine {
         // The ballast comes back when it can; a call that needs no memory
         // must still work without it (`clear()` on an exhausted memory).
         ballast();
+        // JS has consumed the last call's log; its capacity is what counts.
+        self.e.log.clear();
         let removals = self.e.used() + slots;
         if self.e.try_room(slots, removals, GROW_STEP).is_err() {
             self.publish();
@@ -291,11 +293,12 @@ impl RawEngine {
     /// writes through `write`, which reports it).
     pub fn reserve(&mut self, n: u32) {
         let n = (n as usize).min(PENDING_CAP);
+        self.e.log.clear();
         let mut spare = std::mem::take(&mut self.spare);
         spare.clear();
         let room = self.pending.try_reserve_exact(PENDING_CAP - self.pending.len()).is_ok()
             && spare.try_reserve_exact(n).is_ok()
-            && self.e.try_room(n, 0, GROW_STEP).is_ok();
+            && self.e.try_room(n, self.e.used() + n, GROW_STEP).is_ok();
         if room {
             self.pending.resize(PENDING_CAP, 0);
             self.call(|e| e.reserve(n, &mut spare));

@@ -687,7 +687,9 @@ impl Engine {
         self.free.try_reserve(cap - self.free.len()).map_err(oom)?;
         self.hashes.try_reserve(slots).map_err(oom)?;
         self.hash_free.try_reserve(self.hashes.len() + slots - self.hash_free.len()).map_err(oom)?;
-        self.wheel.try_reserve(0).map_err(oom)?;
+        if slots > 0 {
+            self.wheel.try_reserve(0).map_err(oom)?;
+        }
         self.log.try_reserve(3 * removals).map_err(oom)?;
         Ok(())
     }

@@ -303,11 +303,6 @@ export class TtlCache {
     sync();
   }
 
-  /** `free()`, for `using cache = new TtlCache()`. */
-  [Symbol.dispose]() {
-    this.free();
-  }
-
   /** The error of a failed write, after re-reading where the columns are. */
   #failed() {
     const err = this.#eng.takeError();
@@ -346,6 +341,9 @@ export class TtlCache {
     if (U32[st + ST_CAP] !== this.#cap || U32[st + ST_TIMES] >>> 3 !== this.#t) this.#rebase();
     const n = U32[st + ST_LOG_LEN];
     if (n === 0) return null;
+    // Consumed: a drain after a call that failed before publishing must not
+    // replay it (its slots may hold other keys by then).
+    U32[st + ST_LOG_LEN] = 0;
     const keys = this.#keys;
     const vals = this.#vals;
     const calls = this.#dispose === undefined ? null : [];
@@ -1294,6 +1292,18 @@ export class TtlCache {
       }
     }
   }
+}
+
+// `using cache = new TtlCache()` calls free() at the end of the block, where
+// the runtime has explicit resource management (Symbol.dispose).
+if (typeof Symbol.dispose === "symbol") {
+  Object.defineProperty(TtlCache.prototype, Symbol.dispose, {
+    value: function dispose() {
+      this.free();
+    },
+    writable: true,
+    configurable: true,
+  });
 }
 
 /**
