@@ -152,3 +152,10 @@ void back;
 const opts: TtlCacheOptions<string> = { ttl: 1_000 };
 const w: SetOptions = { idle: 5 };
 void [opts, w];
+
+// ---- lifetime
+const short = new TtlCache<number>();
+const freeRet: void = short.free();
+const disposeRet: void = short[Symbol.dispose]();
+void freeRet;
+void disposeRet;
