@@ -1,8 +1,10 @@
 // Type declarations for `lapse`: a TTL cache (absolute + sliding idle expiry,
 // per-field expiry on hashes) written in Rust and compiled to WebAssembly.
 //
-// Time is always a number of MILLISECONDS supplied by the host; the cache never
-// reads a timer. The default clock is `Date.now()`.
+// Time is always a number of MILLISECONDS; the cache never starts a timer. By
+// default it follows `Date.now()`, read lazily (at most once per synchronous
+// run of JS), so entries expire on time with no `tick()`; `clock` follows
+// another clock, `now` gives a manual clock that moves only with `tick(t)`.
 
 /** Condition for `expire`/`expireAt`/`hexpire`/`hexpireAt`, as in Redis `EXPIRE`. */
 export type Cond =
@@ -29,8 +31,19 @@ export type Entry<V> = V | Map<string, V>;
 
 /** Constructor options. All optional; an unknown option name throws `TypeError`. */
 export interface TtlCacheOptions<V = unknown> {
-  /** Starting clock, in ms. Default `Date.now()`. */
+  /**
+   * A manual clock starting at `now` ms, which moves only when you call
+   * `tick(t)` (deterministic tests, simulations). Without it (and without
+   * `clock`) the cache follows `Date.now()`. With `clock`: `TypeError`.
+   */
   now?: number;
+  /**
+   * Follow this clock (ms) instead of `Date.now()`, e.g.
+   * `() => performance.timeOrigin + performance.now()` or a fake clock. Read
+   * at most once per synchronous run of JS; a reading earlier than the last
+   * is ignored (time never runs backwards). With `now`: `TypeError`.
+   */
+  clock?: () => number;
   /** Default absolute lifetime of an entry or hash field, in ms from its write (positive, or `Infinity` for none). Default `Infinity`. */
   ttl?: number;
   /** Default sliding idle window, in ms: `get`, `hget` and `touch` restart it (positive, or `Infinity` for none). Default `Infinity`. */
@@ -45,7 +58,11 @@ export interface TtlCacheOptions<V = unknown> {
    * `undefined` for a plain entry.
    */
   sizeOf?: (value: V, key: string, field: string | undefined) => number;
-  /** Most expired entries one `tick()` removes. Default 1000. */
+  /**
+   * Most expired entries one `tick()` removes; each write also reclaims a
+   * few (at most this many). Default 1000; 0 turns all sweeping off (reads
+   * still never return an expired entry; `purge()` still works).
+   */
   sweepBudget?: number;
   /**
    * Called once for each value that leaves the cache, after the cache's state
@@ -83,10 +100,19 @@ export type SetOptions =
       expireAt?: never;
     };
 
-/** Options for `TtlCache.restore`: what snapshot bytes cannot hold. */
+/**
+ * Options for `TtlCache.restore`: what snapshot bytes cannot hold. Without
+ * `now` or `clock` the restored cache keeps the snapshot's clock mode:
+ * manual at the snapshot's time, or following `Date.now()`. Either way its
+ * clock never runs back behind the snapshot's time.
+ */
 export interface RestoreOptions<V = unknown> {
   sizeOf?: (value: V, key: string, field: string | undefined) => number;
   dispose?: (value: V, key: string, reason: DisposeReason, field: string | undefined) => void;
+  /** A manual clock at `now` ms (or at the snapshot's time, if later). With `clock`: `TypeError`. */
+  now?: number;
+  /** Follow this clock. With `now`: `TypeError`. */
+  clock?: () => number;
 }
 
 // `Symbol.dispose` for `using`, on a TypeScript lib older than ES2025's
@@ -122,7 +148,7 @@ export interface TtlCacheStats {
   updated: number;
   /** `tick()` calls. */
   ticks: number;
-  /** Entries and fields removed by sweeps (`tick`/`purge`). */
+  /** Entries and fields removed by sweeps (`tick`, `purge` and the few each write reclaims). */
   swept: number;
   /** Timer-wheel entries moved to a later slot (e.g. an idle window restarted). */
   rescheduled: number;
@@ -157,17 +183,26 @@ export declare class TtlCache<V = unknown> implements Iterable<[string, Entry<V>
   /** Rebuilds a cache from `snapshot()` bytes. Corrupt bytes throw `Error`. */
   static restore<V = unknown>(bytes: Uint8Array, options?: RestoreOptions<V>): TtlCache<V>;
 
-  /** The cache's clock, in ms. */
+  /** The cache's clock, in ms (reads a followed clock if this run has not yet). */
   readonly now: number;
   /** Keys held (expired ones not yet swept may count). */
   readonly size: number;
 
   /**
-   * Advances the clock to `now` ms (default `Date.now()`; earlier times are
-   * ignored), then removes at most `sweepBudget` expired entries.
+   * Advances the clock to `now` ms (default: a fresh reading of the followed
+   * clock, or `Date.now()` for a manual one; earlier times are ignored),
+   * then removes at most `sweepBudget` expired entries. Never needed for
+   * correctness: reads never return an expired entry and writes reclaim
+   * expired ones; hosts call it to sweep on their own schedule.
    * @returns how many it removed
    */
   tick(now?: number): number;
+  /**
+   * A time (ms) at or before the earliest deadline the cache holds, or
+   * `Infinity` if none: when to call `tick()` next (a Durable Object alarm,
+   * a `setTimeout`). It can be early, never late.
+   */
+  nextExpiry(): number;
   /** Removes every expired entry now. @returns how many */
   purge(): number;
 

@@ -6,7 +6,10 @@
 #   - Rust target wasm32-unknown-unknown          (rustup)
 #   - wasm-bindgen-cli == the wasm-bindgen crate   (cargo install, version from Cargo.lock)
 #   - wasm-pack                                    (cargo install)
-#   - chromium + chromium-driver                   (Debian apt, only if missing)
+#   - chromium + chromium-driver, firefox-esr,     (Debian apt, only if missing)
+#     webkit2gtk-driver, xvfb, xauth
+#   - geckodriver                                  (cargo install, pinned)
+#   - redis-server                                 (Debian apt, only if missing; lapse/redis tests)
 #   - node_modules from package-lock.json          (npm ci; done by the Makefile, see `node_modules/.package-lock.json`)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,16 +59,42 @@ else
   cargo install wasm-pack --version "$WASM_PACK_VERSION" --force
 fi
 
-# --- Chromium + chromedriver (Debian) -----------------------------------------
-if [ -x /usr/bin/chromium ] && [ -x /usr/bin/chromedriver ]; then
-  say "chromium + chromedriver: present"
+# --- Browsers (Debian): Chromium, Firefox ESR, WebKitGTK ----------------------
+# Chromium + chromedriver: playwright-core's page tests and wasm-pack --chrome.
+# Firefox ESR: the engines test (through geckodriver) and wasm-pack --firefox.
+# WebKitWebDriver + MiniBrowser (webkit2gtk-driver) under Xvfb: WebKit has no
+# headless mode here. redis-server: the lapse/redis and adapter tests start
+# their own on a free port. One apt run for whatever is missing.
+apt_missing=()
+[ -x /usr/bin/chromium ] || apt_missing+=(chromium)
+[ -x /usr/bin/chromedriver ] || apt_missing+=(chromium-driver)
+[ -x /usr/bin/firefox-esr ] || apt_missing+=(firefox-esr)
+[ -x /usr/bin/WebKitWebDriver ] || apt_missing+=(webkit2gtk-driver)
+[ -x /usr/bin/Xvfb ] || apt_missing+=(xvfb)
+[ -x /usr/bin/xauth ] || apt_missing+=(xauth)
+command -v redis-server >/dev/null 2>&1 || apt_missing+=(redis-server)
+if [ "${#apt_missing[@]}" = 0 ]; then
+  say "chromium, chromedriver, firefox-esr, WebKitWebDriver, Xvfb, redis-server: present"
 else
-  say "installing chromium + chromium-driver (apt)"
+  say "installing ${apt_missing[*]} (apt)"
   sudo=""
   if [ "$(id -u)" != 0 ]; then sudo="sudo"; fi
   export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update
-  $sudo apt-get install -y --no-install-recommends chromium chromium-driver
+  # Another apt run on the machine (a parallel setup) holds the lock for a while.
+  $sudo apt-get -o DPkg::Lock::Timeout=600 update
+  $sudo apt-get -o DPkg::Lock::Timeout=600 install -y --no-install-recommends "${apt_missing[@]}"
+  # The redis-server package starts a system service on 6379; nothing here uses it.
+  $sudo service redis-server stop >/dev/null 2>&1 || true
+fi
+
+# --- geckodriver, pinned (Firefox's WebDriver; a crates.io crate) ---------------
+GECKODRIVER_VERSION="${GECKODRIVER_VERSION:-0.36.0}"
+have_gd="$(geckodriver --version 2>/dev/null | awk 'NR==1 {print $2}' || true)"
+if [ "$have_gd" = "$GECKODRIVER_VERSION" ]; then
+  say "geckodriver $GECKODRIVER_VERSION: present"
+else
+  say "installing geckodriver $GECKODRIVER_VERSION (have: ${have_gd:-none}; ~4 min)"
+  cargo install geckodriver --version "$GECKODRIVER_VERSION" --locked --force
 fi
 
 say "toolchain ready"

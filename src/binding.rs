@@ -48,7 +48,11 @@ const ST_SPARE: usize = 8;
 const ST_SPARE_LEN: usize = 9;
 /// The hash slot of the field the last `hwrite` wrote.
 const ST_HASH: usize = 10;
-const ST_LEN: usize = 11;
+/// Address of the `f64` JS writes its clock reading into before each call.
+const ST_NOW: usize = 11;
+const ST_LEN: usize = 12;
+/// Expired entries each write reclaims (a queued insert counts as a write).
+const RECLAIM: u64 = 2;
 /// Batched inserts JS may queue before it must call in.
 const PENDING_CAP: usize = 256;
 /// The smallest column growth, in slots: a cache holding a handful of
@@ -78,6 +82,8 @@ fn headroom(n: usize) -> bool {
     Vec::<u8>::new().try_reserve_exact(n).is_ok()
 }
 
+#[cold]
+#[inline(never)]
 fn oom(arg: &'static str) -> Error {
     BALLAST_BUF.with_borrow_mut(|b| *b = Vec::new());
     Error::range(arg, "out of memory: wasm memory cannot grow enough for this call")
@@ -131,6 +137,12 @@ pub struct RawEngine {
     /// What `stats` fills, allocated up front so that `stats` never
     /// allocates (it must work when memory is exhausted).
     stats: Box<[f64; STATS_LEN]>,
+    /// JS's clock reading (see `ST_NOW`), boxed so its address never moves.
+    now: Box<f64>,
+    /// Write-time reclaim owed by inserts JS queued (`RECLAIM` each), paid
+    /// by the next `write`, `hwrite` or `reclaim`: calls that may remove
+    /// entries at a point where JS is ready for it.
+    owed: u64,
 }
 
 const STATS_LEN: usize = 15;
@@ -146,9 +158,11 @@ impl RawEngine {
     /// call's log (JS has consumed it), link the inserts JS queued since, run
     /// `f`, then publish the status block JS reads next. One place, so no
     /// method can forget either half.
+    ///
+    /// JS reads its clock lazily and writes the reading to `now` rather than
+    /// making a call for it; the engine catches up here.
     fn call<T>(&mut self, f: impl FnOnce(&mut Engine) -> T) -> T {
-        self.e.log.clear();
-        self.commit_pending();
+        self.begin();
         let r = f(&mut self.e);
         self.publish();
         r
@@ -158,6 +172,7 @@ impl RawEngine {
     /// names is checked: it may be one of them).
     fn commit_pending(&mut self) {
         let n = std::mem::take(&mut self.status[ST_PENDING]) as usize;
+        self.owed = self.owed.saturating_add(RECLAIM * n as u64);
         for &p in self.pending.get(..n).unwrap_or(&self.pending) {
             let s = p & !(1 << 31);
             // Only slots reserved and not yet committed: a stale queue must
@@ -168,15 +183,11 @@ impl RawEngine {
         }
     }
 
-    /// `call`, after making room for `slots` new slots and removals of every
-    /// slot in use: whatever `f` does then allocates nothing, so running out
-    /// of memory is this `Err`, before anything changed, and never a trap.
-    fn call_room<T>(
-        &mut self,
-        slots: usize,
-        arg: &'static str,
-        f: impl FnOnce(&mut Engine) -> Result<T, Error>,
-    ) -> Result<T, Error> {
+    /// Makes room for `slots` new slots and removals of every slot in use:
+    /// whatever the call does next allocates nothing, so running out of
+    /// memory is this `Err`, before anything changed, and never a trap.
+    #[inline(never)]
+    fn room(&mut self, slots: usize, arg: &'static str) -> Result<(), Error> {
         // The ballast comes back when it can; a call that needs no memory
         // must still work without it (`clear()` on an exhausted memory).
         ballast();
@@ -187,20 +198,68 @@ impl RawEngine {
             self.publish();
             return Err(oom(arg));
         }
+        Ok(())
+    }
+
+    /// `call`, after `room`.
+    fn call_room<T>(
+        &mut self,
+        slots: usize,
+        arg: &'static str,
+        f: impl FnOnce(&mut Engine) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        self.room(slots, arg)?;
         self.call(f)
     }
 
     /// Whether `s` names a slot in use (not free, not reserved): JS's slot
     /// numbers are checked before the engine indexes anything with them.
+    #[inline(never)]
     fn in_use(&mut self, s: u32) -> bool {
         self.commit_pending();
         (s as usize) < self.e.capacity() && !matches!(self.e.kind(s), Kind::Free | Kind::Reserved)
     }
 
+    #[cold]
+    #[inline(never)]
     fn stale() -> Error {
         Error::ty("key", "internal: stale slot (please report this)")
     }
 
+    /// `in_use`, as the error the slot-taking methods return.
+    #[inline(never)]
+    fn check(&mut self, s: u32) -> JsResult<()> {
+        if self.in_use(s) {
+            Ok(())
+        } else {
+            Err(Self::stale().into())
+        }
+    }
+
+    /// `call`'s prologue, out of line: `call` is generic, and this inlined
+    /// into each of its instances measured 2 KB of the gzipped module.
+    #[inline(never)]
+    fn begin(&mut self) {
+        self.e.log.clear();
+        self.e.catch_up(*self.now);
+        self.commit_pending();
+    }
+
+    /// `call`, then, if `f` succeeded, the write-time reclaim: what queued
+    /// inserts owe plus `extra`. After `f`, so `f` never meets a slot JS
+    /// looked up that the reclaim removed; never after a failure, which JS
+    /// does not drain.
+    fn run<T>(&mut self, extra: u64, f: impl FnOnce(&mut Engine) -> Result<T, Error>) -> Result<T, Error> {
+        self.call(|e| f(e)).inspect(|_| {
+            let want = self.owed.saturating_add(extra);
+            let done = self.e.reclaim(want);
+            // Nothing removed: nothing is due, so nothing is owed.
+            self.owed = if done == 0 { 0 } else { want - done };
+            self.publish();
+        })
+    }
+
+    #[inline(never)]
     fn publish(&mut self) {
         let s = &mut self.status;
         s[ST_LOG] = self.e.log.as_ptr() as u32;
@@ -212,6 +271,7 @@ impl RawEngine {
         s[ST_ENTRIES] = self.e.entries().min(u64::from(u32::MAX)) as u32;
         s[ST_SPARE] = self.spare.as_ptr() as u32;
         s[ST_SPARE_LEN] = self.spare.len() as u32;
+        s[ST_NOW] = &*self.now as *const f64 as u32;
     }
 
     /// Hot writes return a plain `u32` rather than a `Result`: wasm-bindgen's
@@ -278,6 +338,8 @@ impl RawEngine {
             error: None,
             input: Vec::new(),
             stats: Box::new([0.0; STATS_LEN]),
+            now: Box::new(now),
+            owed: 0,
         };
         r.publish();
         Ok(r)
@@ -286,6 +348,17 @@ impl RawEngine {
     /// Links queued inserts now (JS calls this when its queue is full).
     pub fn commit(&mut self) {
         self.call(|_| ());
+    }
+
+    /// Links queued inserts and pays their write-time reclaim (JS calls this
+    /// when its clock moves, at the start of a method, before any lookup).
+    pub fn reclaim(&mut self) {
+        // Reclaiming logs removals: with no room for the log, only link.
+        if self.room(0, "now").is_ok() {
+            let _ = self.run(0, |_| Ok(()));
+        } else {
+            self.call(|_| ());
+        }
     }
 
     /// Reserves up to `n` free slots for batched inserts; JS reads them from
@@ -329,6 +402,12 @@ impl RawEngine {
         Ok(self.call_room(0, "now", |e| e.tick(now))? as f64)
     }
 
+    /// A time at or before the earliest deadline held; `Infinity` if none.
+    #[wasm_bindgen(js_name = nextExpiry)]
+    pub fn next_expiry(&mut self) -> f64 {
+        self.call(|e| e.next_expiry())
+    }
+
     pub fn purge(&mut self) -> JsResult<f64> {
         Ok(self.call_room(0, "purge", |e| Ok(e.purge()))? as f64)
     }
@@ -342,7 +421,8 @@ impl RawEngine {
                 return Err(Self::stale());
             }
             let opts = write_opts(flags, ttl, idle, at);
-            self.call_room(1, "value", |e| e.write(Self::slot(s), &opts, w, flags & TO_MAIN != 0))
+            self.room(1, "value")?;
+            self.run(RECLAIM, |e| e.write(Self::slot(s), &opts, w, flags & TO_MAIN != 0))
         });
         self.settle(r)
     }
@@ -352,6 +432,7 @@ impl RawEngine {
     /// field's slot or `NIL` when its deadline is already past.
     #[allow(clippy::too_many_arguments)]
     pub fn hwrite(&mut self, h: u32, f: u32, flags: u32, ttl: f64, idle: f64, at: f64, weight: f64) -> u32 {
+        let mut hs = NIL;
         let r = Self::weight(weight).and_then(|w| {
             let hash_ok = h == NIL || (self.in_use(h) && matches!(self.e.kind(h), Kind::Plain | Kind::Hash));
             let field_ok =
@@ -360,10 +441,18 @@ impl RawEngine {
                 return Err(Self::stale());
             }
             let opts = write_opts(flags, ttl, idle, at);
-            self.call_room(2, "value", |e| e.hwrite(Self::slot(h), Self::slot(f), &opts, w, flags & TO_MAIN != 0))
+            self.room(2, "value")?;
+            self.run(RECLAIM, |e| {
+                let r = e.hwrite(Self::slot(h), Self::slot(f), &opts, w, flags & TO_MAIN != 0);
+                // The field's hash, read before the reclaim changes anything.
+                if let Ok(Some(f)) = r {
+                    hs = e.parent(f);
+                }
+                r
+            })
         });
-        if let Ok(Some(f)) = r {
-            self.status[ST_HASH] = self.e.parent(f);
+        if hs != NIL {
+            self.status[ST_HASH] = hs;
         }
         self.settle(r)
     }
@@ -376,9 +465,7 @@ impl RawEngine {
 
     /// Removes slot `s`; `reason` as in `Reason`.
     pub fn remove(&mut self, s: u32, reason: u8) -> JsResult<f64> {
-        if !self.in_use(s) {
-            return Err(Self::stale().into());
-        }
+        self.check(s)?;
         Ok(self.call_room(0, "key", |e| Ok(e.remove(s, Reason::from_u8(reason))))? as f64)
     }
 
@@ -386,16 +473,14 @@ impl RawEngine {
     /// (`NIL`: missing, validate only). Returns whether anything changed.
     #[wasm_bindgen(js_name = expireAt)]
     pub fn expire_at(&mut self, s: u32, t: f64, rel: bool, cond_code: u32) -> JsResult<bool> {
-        if s != NIL && !self.in_use(s) {
-            return Err(Self::stale().into());
+        if s != NIL {
+            self.check(s)?;
         }
         Ok(self.call_room(0, "key", |e| e.set_expiry(Self::slot(s), t, rel, cond(cond_code)))?)
     }
 
     pub fn persist(&mut self, s: u32) -> JsResult<bool> {
-        if !self.in_use(s) {
-            return Err(Self::stale().into());
-        }
+        self.check(s)?;
         Ok(self.call_room(0, "key", |e| Ok(e.persist(s)))?)
     }
 

@@ -3,10 +3,14 @@
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::Hash;
 
+use crate::clock::{Follow, TimeSource};
 use crate::engine::{Cond, Counters, Engine, Kind, Options, Reason, Times, Write, LOG_GHOST};
 use crate::error::{Error, Result};
 use crate::list::NIL;
-use crate::snapshot::{Body, Clocks as SnapClocks, Entry as SnapEntry, Field as SnapField, Snapshot, Value};
+use crate::snapshot::{Body, ClockMode, Clocks as SnapClocks, Entry as SnapEntry, Field as SnapField, Snapshot, Value};
+
+/// Expired entries each write reclaims (as the JS binding's writes do).
+const RECLAIM: u64 = 2;
 
 enum Item<K, V> {
     Free,
@@ -55,7 +59,18 @@ type Callback<K, V> = Box<dyn FnMut(Removed<K, V>)>;
 
 /// A cache whose entries expire at the earlier of an absolute deadline
 /// (`ttl`) and a sliding idle window (`idle`), with hashes whose fields expire
-/// on their own, on a clock that moves only when you call [`tick`](Self::tick).
+/// on their own.
+///
+/// Time is milliseconds as `f64`, in a domain you choose. By default (`new`,
+/// `with_options`) the clock is **manual**: it moves only when you call
+/// [`tick`](Self::tick), which suits simulations, tests and hosts that own
+/// time (and is what the JS package does with `{ now }`). To follow a clock
+/// instead, as the JS package does with `Date.now()` by default, build the
+/// cache with [`with_clock`](Self::with_clock) and a [`TimeSource`]
+/// ([`SystemClock`](crate::SystemClock), [`MonotonicClock`](crate::MonotonicClock)
+/// or a closure): every call then reads it, no `tick` is needed for
+/// correctness, and each write reclaims a few expired entries so memory
+/// stays bounded too.
 ///
 /// ```
 /// use lapse::{Options, TtlCache, Write};
@@ -80,6 +95,8 @@ pub struct TtlCache<K, V> {
     hits: u64,
     misses: u64,
     on_remove: Option<Callback<K, V>>,
+    /// The followed time source, if not manual.
+    follow: Option<Follow>,
 }
 
 impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
@@ -115,7 +132,47 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
             hits: 0,
             misses: 0,
             on_remove: None,
+            follow: None,
         })
+    }
+
+    /// A cache with `opts` that follows `source`, starting at its reading.
+    ///
+    /// ```
+    /// use lapse::{Options, SystemClock, TtlCache, Write};
+    /// let mut c = TtlCache::with_clock(Options { ttl: Some(60_000.0), ..Default::default() }, SystemClock).unwrap();
+    /// c.set("k", 1, Write::default()).unwrap();
+    /// assert!((c.ttl(&"k").unwrap() - 60_000.0).abs() < 1_000.0);
+    /// ```
+    pub fn with_clock(opts: Options, source: impl TimeSource + 'static) -> Result<Self> {
+        let now = crate::clock::finite_time("now", source.now_ms())?;
+        let mut c = Self::with_options(opts, now)?;
+        c.follow = Some(Follow::new(Box::new(source), now));
+        Ok(c)
+    }
+
+    /// Follows `source` from now on (a restored cache, for example), never
+    /// running back behind the current clock.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::<u8, u8>::new(5000.0);
+    /// c.follow(|| 1000.0); // behind: the clock stays at 5000
+    /// assert_eq!(c.now(), 5000.0);
+    /// c.follow(|| 7000.0);
+    /// assert_eq!(c.now(), 7000.0);
+    /// ```
+    pub fn follow(&mut self, source: impl TimeSource + 'static) {
+        self.follow = Some(Follow::new(Box::new(source), self.engine.now()));
+        self.sync();
+    }
+
+    /// Whether the clock follows a [`TimeSource`] (else it is manual).
+    ///
+    /// ```
+    /// assert!(!lapse::TtlCache::<u8, u8>::new(0.0).follows_clock());
+    /// ```
+    pub fn follows_clock(&self) -> bool {
+        self.follow.is_some()
     }
 
     /// Calls `f` for every entry or field that leaves, after the cache's state
@@ -221,7 +278,43 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     }
 
     fn live_slot(&self, key: &K) -> Option<u32> {
-        self.slot(key).filter(|&s| self.engine.is_live(s))
+        self.slot(key).filter(|&s| self.live(s))
+    }
+
+    /// The time reads judge liveness at: the engine's clock, or the latest
+    /// reading of the followed source (`&self` reads refresh it without
+    /// moving the engine).
+    fn time(&self) -> f64 {
+        match &self.follow {
+            Some(f) => f.high().max(self.engine.now()),
+            None => self.engine.now(),
+        }
+    }
+
+    fn live(&self, s: u32) -> bool {
+        self.engine.is_live_at(s, self.time())
+    }
+
+    /// Reads the followed source, for a `&self` method, before it looks at
+    /// any slot.
+    fn refresh(&self) {
+        if let Some(f) = &self.follow {
+            f.read();
+        }
+    }
+
+    /// Reads the followed source and moves the engine's clock to it, for a
+    /// `&mut self` method, before it looks at any slot.
+    fn sync(&mut self) {
+        if let Some(f) = &self.follow {
+            // Readings are finite (Follow ignores others), so this cannot fail.
+            let _ = self.engine.advance(f.read());
+        }
+    }
+
+    /// The write-time reclaim, after a write's own changes.
+    fn reclaim(&mut self) {
+        self.engine.reclaim(RECLAIM);
     }
 
     fn is_hash(&self, s: u32) -> bool {
@@ -239,14 +332,14 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
         let Item::Hash { fields, .. } = &self.items[h? as usize] else {
             return None;
         };
-        fields.get(field).copied().filter(|&f| self.engine.is_live(f))
+        fields.get(field).copied().filter(|&f| self.live(f))
     }
 
     /// The live slot of `key` for a read; otherwise counts a miss and
     /// removes a dead slot on the spot (lazy expiry).
     fn live_or_miss(&mut self, key: &K) -> Option<u32> {
         let s = self.slot(key);
-        if let Some(s) = s.filter(|&s| self.engine.is_live(s)) {
+        if let Some(s) = s.filter(|&s| self.live(s)) {
             return Some(s);
         }
         self.misses += 1;
@@ -262,18 +355,52 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     }
 
     fn remaining(&self, s: u32) -> f64 {
-        self.engine.ttl(s)
+        self.engine.ttl_at(s, self.time())
     }
 
     // ---- time ---------------------------------------------------------------
 
-    /// The clock, in ms.
+    /// The clock, in ms (a fresh reading of a followed source).
     ///
     /// ```
     /// assert_eq!(lapse::TtlCache::<u8, u8>::new(42.0).now(), 42.0);
     /// ```
     pub fn now(&self) -> f64 {
-        self.engine.now()
+        self.refresh();
+        self.time()
+    }
+
+    /// A time at or before the earliest deadline the cache holds
+    /// (`f64::INFINITY` if none), to schedule the next [`tick`](Self::tick).
+    /// It can be early (by up to the wheel bucket the deadline sits in),
+    /// never late.
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::new(0.0);
+    /// assert_eq!(c.next_expiry(), f64::INFINITY);
+    /// c.set("k", (), lapse::Write { ttl: Some(5000.0), ..Default::default() }).unwrap();
+    /// assert!(c.next_expiry() <= 5000.0);
+    /// ```
+    pub fn next_expiry(&self) -> f64 {
+        self.engine.next_expiry()
+    }
+
+    /// [`tick`](Self::tick) at a fresh reading of the followed source; a
+    /// manual cache stays where it is and only sweeps.
+    ///
+    /// ```
+    /// use std::sync::{atomic::{AtomicU64, Ordering}, Arc};
+    /// let t = Arc::new(AtomicU64::new(0));
+    /// let src = t.clone();
+    /// let mut c = lapse::TtlCache::with_clock(Default::default(), move || src.load(Ordering::Relaxed) as f64).unwrap();
+    /// c.set(1, (), lapse::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// t.store(9, Ordering::Relaxed);
+    /// assert_eq!(c.tick_now(), 1);
+    /// ```
+    pub fn tick_now(&mut self) -> u64 {
+        self.sync();
+        let now = self.engine.now();
+        self.tick(now).unwrap_or(0)
     }
 
     /// Advances the clock (an earlier `now` is ignored) and removes at most
@@ -286,6 +413,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert!(c.tick(f64::NAN).is_err());
     /// ```
     pub fn tick(&mut self, now: f64) -> Result<u64> {
+        self.sync();
         let n = self.engine.tick(now)?;
         self.drain();
         Ok(n)
@@ -300,6 +428,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert_eq!(c.purge(), 1);
     /// ```
     pub fn purge(&mut self) -> u64 {
+        self.sync();
         let n = self.engine.purge();
         self.drain();
         n
@@ -329,12 +458,14 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert!(c.set_sized("c", (), Default::default(), 11).is_err());
     /// ```
     pub fn set_sized(&mut self, key: K, value: V, w: Write, size: u32) -> Result<()> {
+        self.sync();
         let s = self.slot(&key);
-        if s.is_some_and(|s| self.engine.is_live(s) && self.is_hash(s)) {
+        if s.is_some_and(|s| self.live(s) && self.is_hash(s)) {
             return Err(Error::WrongType { held: "hash", wanted: "plain value" });
         }
         let to_main = s.is_none() && self.bounded && self.ghost.contains(&key);
         let r = self.engine.write(s, &w, size, to_main)?;
+        self.reclaim();
         if to_main {
             self.ghost.remove(&key);
         }
@@ -367,6 +498,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert_eq!(c.get(&"k").unwrap(), Some(&1)); // 9 ms idle since the last read
     /// ```
     pub fn get(&mut self, key: &K) -> Result<Option<&V>> {
+        self.sync();
         let Some(s) = self.live_or_miss(key) else { return Ok(None) };
         if self.is_hash(s) {
             return Err(Error::WrongType { held: "hash", wanted: "plain value" });
@@ -387,6 +519,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert_eq!(c.peek(&"k").unwrap(), Some(&1));
     /// ```
     pub fn peek(&self, key: &K) -> Result<Option<&V>> {
+        self.refresh();
         match self.live_slot(key) {
             None => Ok(None),
             Some(s) => match &self.items[s as usize] {
@@ -406,6 +539,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert!(!c.contains(&"k"));
     /// ```
     pub fn contains(&self, key: &K) -> bool {
+        self.refresh();
         self.live_slot(key).is_some()
     }
 
@@ -416,6 +550,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert!(!c.touch(&"k"));
     /// ```
     pub fn touch(&mut self, key: &K) -> bool {
+        self.sync();
         match self.live_slot(key) {
             Some(s) => {
                 self.engine.read(s);
@@ -435,6 +570,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert!(!c.contains(&"k"));
     /// ```
     pub fn expire(&mut self, key: &K, ms: f64, cond: Option<Cond>) -> Result<bool> {
+        self.sync();
         let s = self.live_slot(key);
         let r = self.engine.set_expiry(s, ms, true, cond)?;
         self.drain();
@@ -452,6 +588,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert_eq!(c.ttl(&"k"), Some(50.0));
     /// ```
     pub fn expire_at(&mut self, key: &K, t: f64, cond: Option<Cond>) -> Result<bool> {
+        self.sync();
         let s = self.live_slot(key);
         let r = self.engine.set_expiry(s, t, false, cond)?;
         self.drain();
@@ -467,6 +604,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert_eq!(c.ttl(&"k"), Some(f64::INFINITY));
     /// ```
     pub fn persist(&mut self, key: &K) -> bool {
+        self.sync();
         self.live_slot(key).is_some_and(|s| self.engine.persist(s))
     }
 
@@ -478,6 +616,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert_eq!(c.ttl(&1), None);
     /// ```
     pub fn ttl(&self, key: &K) -> Option<f64> {
+        self.refresh();
         self.live_slot(key).map(|s| self.remaining(s))
     }
 
@@ -490,10 +629,11 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert!(!c.delete(&"k"));
     /// ```
     pub fn delete(&mut self, key: &K) -> bool {
+        self.sync();
         let Some(s) = self.slot(key) else {
             return false;
         };
-        let live = self.engine.is_live(s);
+        let live = self.live(s);
         self.engine.remove(s, if live { Reason::Deleted } else { Reason::Expired });
         self.drain();
         live
@@ -540,8 +680,9 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert_eq!(c.iter().collect::<Vec<_>>(), vec![(&"a", &1)]);
     /// ```
     pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> + '_ {
+        self.refresh();
         self.index.iter().filter_map(move |(k, &s)| match &self.items[s as usize] {
-            Item::Plain { value, .. } if self.engine.is_live(s) => Some((k, value)),
+            Item::Plain { value, .. } if self.live(s) => Some((k, value)),
             _ => None,
         })
     }
@@ -554,7 +695,8 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert_eq!(c.keys().collect::<Vec<_>>(), vec![&"h"]);
     /// ```
     pub fn keys(&self) -> impl Iterator<Item = &K> + '_ {
-        self.index.iter().filter(move |(_, &s)| self.engine.is_live(s)).map(|(k, _)| k)
+        self.refresh();
+        self.index.iter().filter(move |(_, &s)| self.live(s)).map(|(k, _)| k)
     }
 
     /// Counters and gauges.
@@ -601,6 +743,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert!(c.hset_sized("h", "b", (), Default::default(), 6).is_err()); // the hash alone would not fit
     /// ```
     pub fn hset_sized(&mut self, key: K, field: &str, value: V, w: Write, size: u32) -> Result<bool> {
+        self.sync();
         let h = self.slot(&key);
         let live_h = self.hash_slot(&key)?;
         let f = live_h.and_then(|h| match &self.items[h as usize] {
@@ -609,6 +752,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
         });
         let to_main = h.is_none() && self.bounded && self.ghost.contains(&key);
         let r = self.engine.hwrite(h, f, &w, size, to_main)?;
+        self.reclaim();
         if to_main {
             self.ghost.remove(&key);
         }
@@ -650,6 +794,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert_eq!(c.hget(&"h", "g").unwrap(), None);
     /// ```
     pub fn hget(&mut self, key: &K, field: &str) -> Result<Option<&V>> {
+        self.sync();
         let Some(s) = self.live_or_miss(key) else { return Ok(None) };
         let Item::Hash { fields, .. } = &self.items[s as usize] else {
             return Err(Error::WrongType { held: "plain value", wanted: "hash" });
@@ -658,7 +803,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
             self.misses += 1;
             return Ok(None);
         };
-        if !self.engine.is_live(f) {
+        if !self.live(f) {
             self.misses += 1;
             self.expire_now(f);
             return Ok(None);
@@ -678,6 +823,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert!(!c.hhas(&"h", "f").unwrap());
     /// ```
     pub fn hhas(&self, key: &K, field: &str) -> Result<bool> {
+        self.refresh();
         Ok(self.field_slot(self.hash_slot(key)?, field).is_some())
     }
 
@@ -690,6 +836,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert!(!c.contains(&"h"));
     /// ```
     pub fn hdel(&mut self, key: &K, field: &str) -> Result<bool> {
+        self.sync();
         let Some(f) = self.field_slot(self.hash_slot(key)?, field) else {
             return Ok(false);
         };
@@ -719,6 +866,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert_eq!(c.hgetall(&"h").unwrap(), vec![("a", &1)]);
     /// ```
     pub fn hgetall(&self, key: &K) -> Result<Vec<(&str, &V)>> {
+        self.refresh();
         let Some(h) = self.hash_slot(key)? else {
             return Ok(vec![]);
         };
@@ -727,7 +875,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
         };
         Ok(fields
             .iter()
-            .filter(|(_, &f)| self.engine.is_live(f))
+            .filter(|(_, &f)| self.live(f))
             .filter_map(|(name, &f)| match &self.items[f as usize] {
                 Item::Field { value, .. } => Some((name.as_str(), value)),
                 _ => None,
@@ -744,6 +892,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert_eq!(c.httl(&"h", "f").unwrap(), Some(10.0));
     /// ```
     pub fn hexpire(&mut self, key: &K, field: &str, ms: f64, cond: Option<Cond>) -> Result<bool> {
+        self.sync();
         let f = self.field_slot(self.hash_slot(key)?, field);
         let r = self.engine.set_expiry(f, ms, true, cond)?;
         self.drain();
@@ -759,6 +908,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert!(!c.contains(&"h"));
     /// ```
     pub fn hexpire_at(&mut self, key: &K, field: &str, t: f64, cond: Option<Cond>) -> Result<bool> {
+        self.sync();
         let f = self.field_slot(self.hash_slot(key)?, field);
         let r = self.engine.set_expiry(f, t, false, cond)?;
         self.drain();
@@ -772,6 +922,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert!(!c.hpersist(&"h", "f").unwrap());
     /// ```
     pub fn hpersist(&mut self, key: &K, field: &str) -> Result<bool> {
+        self.sync();
         let f = self.field_slot(self.hash_slot(key)?, field);
         Ok(f.is_some_and(|f| self.engine.persist(f)))
     }
@@ -784,6 +935,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// assert_eq!(c.httl(&"h", "f").unwrap(), Some(f64::INFINITY));
     /// ```
     pub fn httl(&self, key: &K, field: &str) -> Result<Option<f64>> {
+        self.refresh();
         let h = self.hash_slot(key)?;
         Ok(self.field_slot(h, field).map(|f| self.remaining(f)))
     }
@@ -819,9 +971,10 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
             let t = self.engine.times(s);
             SnapClocks { abs: t.abs, last: t.last, idle: t.idle }
         };
+        self.refresh();
         let mut entries = Vec::new();
         for s in self.engine.occupied() {
-            if !self.engine.is_live(s) {
+            if !self.live(s) {
                 continue;
             }
             let body = match self.items.get(s as usize) {
@@ -829,7 +982,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
                     Body::Plain { weight: self.engine.weight(s), value: value(k, None, v)? }
                 }
                 Some(Item::Hash { key: k, .. }) => {
-                    let mut slots: Vec<u32> = self.engine.fields(s).filter(|&f| self.engine.is_live(f)).collect();
+                    let mut slots: Vec<u32> = self.engine.fields(s).filter(|&f| self.live(f)).collect();
                     slots.reverse();
                     let mut fields = Vec::with_capacity(slots.len());
                     for f in slots {
@@ -852,13 +1005,16 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
             };
             entries.push(SnapEntry { key: k, clocks: stamp(s), body });
         }
-        Ok(Snapshot { now: self.engine.now(), options: self.engine.options(), entries })
+        let clock = if self.follow.is_some() { ClockMode::Follow } else { ClockMode::Manual };
+        Ok(Snapshot { now: self.time(), clock, options: self.engine.options(), entries })
     }
 
     /// A new cache holding exactly what `snap` holds: options, clock, entries
     /// and fields with their clocks and sizes. `key` and `value` convert back;
     /// field names must be valid UTF-16 here (a `String`). The snapshot is
-    /// validated first; no callback is set.
+    /// validated first; no callback is set. The clock is manual at the
+    /// snapshot's time, whatever `snap.clock` says (a time source is not
+    /// data): call [`follow`](Self::follow) to follow one again.
     pub fn restore_with(
         snap: &Snapshot,
         mut key: impl FnMut(&[u16]) -> Result<K>,
@@ -911,6 +1067,7 @@ impl<K, V> std::fmt::Debug for TtlCache<K, V> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TtlCache")
             .field("now", &self.engine.now())
+            .field("follows_clock", &self.follow.is_some())
             .field("keys", &self.engine.keys())
             .field("entries", &self.engine.entries())
             .finish()

@@ -1,5 +1,8 @@
 //! Time as the host gives it: milliseconds as `f64`, in any clock domain, never
-//! read from a timer here.
+//! read from a timer here. A cache either moves only when told ([`Clock`],
+//! the native default) or follows a [`TimeSource`] it reads itself.
+
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::error::{Error, Result};
 
@@ -40,6 +43,132 @@ impl Clock {
             self.now = now;
         }
         Ok(())
+    }
+}
+
+/// Where a cache that follows a clock reads the time: milliseconds as `f64`,
+/// in the same domain as the cache's times (snapshots and `expire_at` use it
+/// too). Any `Fn() -> f64 + Send + Sync` closure is one.
+///
+/// A source may step back (a wall clock being set back): the cache holds
+/// the latest reading it has seen, so time never runs backwards and nothing
+/// expired comes back. A reading that is not finite is ignored.
+///
+/// ```
+/// use std::sync::{atomic::{AtomicU64, Ordering}, Arc};
+/// use lapse::{Options, TtlCache, Write};
+/// let t = Arc::new(AtomicU64::new(0));
+/// let src = t.clone();
+/// let mut c = TtlCache::with_clock(Options::default(), move || src.load(Ordering::Relaxed) as f64).unwrap();
+/// c.set("k", 1, Write { ttl: Some(100.0), ..Default::default() }).unwrap();
+/// t.store(100, Ordering::Relaxed); // no tick needed
+/// assert!(!c.contains(&"k"));
+/// ```
+pub trait TimeSource: Send + Sync {
+    /// The current time, in ms.
+    fn now_ms(&self) -> f64;
+}
+
+impl<F: Fn() -> f64 + Send + Sync> TimeSource for F {
+    fn now_ms(&self) -> f64 {
+        self()
+    }
+}
+
+/// The wall clock: ms since the Unix epoch, with a fraction, the domain of
+/// JS `Date.now()` (so times in snapshots mean the same on both sides). It
+/// steps back if the system clock is set back; the cache ignores that.
+///
+/// ```
+/// use lapse::TimeSource;
+/// assert!(lapse::SystemClock.now_ms() > 1.6e12);
+/// ```
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SystemClock;
+
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+impl TimeSource for SystemClock {
+    fn now_ms(&self) -> f64 {
+        match std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH) {
+            Ok(d) => d.as_secs_f64() * 1000.0,
+            Err(e) => -e.duration().as_secs_f64() * 1000.0,
+        }
+    }
+}
+
+/// A monotonic clock ([`std::time::Instant`]): ms elapsed since it was made,
+/// plus `start`. It never steps back, whatever the wall clock does.
+///
+/// ```
+/// use lapse::{MonotonicClock, TimeSource};
+/// let c = MonotonicClock::new(5000.0);
+/// assert!(c.now_ms() >= 5000.0);
+/// ```
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+#[derive(Debug, Clone, Copy)]
+pub struct MonotonicClock {
+    origin: std::time::Instant,
+    start: f64,
+}
+
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+impl MonotonicClock {
+    /// A clock reading `start` now.
+    pub fn new(start: f64) -> Self {
+        MonotonicClock { origin: std::time::Instant::now(), start }
+    }
+
+    /// A clock that starts at the wall clock's time ([`SystemClock`]), so
+    /// its times are comparable to `Date.now()`, then moves monotonically.
+    ///
+    /// ```
+    /// use lapse::TimeSource;
+    /// assert!(lapse::MonotonicClock::from_system().now_ms() > 1.6e12);
+    /// ```
+    pub fn from_system() -> Self {
+        Self::new(SystemClock.now_ms())
+    }
+}
+
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+impl TimeSource for MonotonicClock {
+    fn now_ms(&self) -> f64 {
+        self.start + self.origin.elapsed().as_secs_f64() * 1000.0
+    }
+}
+
+/// A cache's followed source with the latest reading seen (as `f64` bits,
+/// atomic so that `&self` reads can move it and the cache stays `Sync`).
+pub(crate) struct Follow {
+    source: Box<dyn TimeSource>,
+    high: AtomicU64,
+}
+
+impl Follow {
+    pub fn new(source: Box<dyn TimeSource>, floor: f64) -> Self {
+        Follow { source, high: AtomicU64::new(floor.to_bits()) }
+    }
+
+    /// The latest reading seen.
+    pub fn high(&self) -> f64 {
+        f64::from_bits(self.high.load(Ordering::Relaxed))
+    }
+
+    /// Reads the source; returns the latest reading seen, this one included.
+    pub fn read(&self) -> f64 {
+        let t = self.source.now_ms();
+        let mut cur = self.high.load(Ordering::Relaxed);
+        loop {
+            let c = f64::from_bits(cur);
+            if !(t > c && t.is_finite()) {
+                return c;
+            }
+            match self.high.compare_exchange_weak(cur, t.to_bits(), Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return t,
+                Err(x) => cur = x,
+            }
+        }
     }
 }
 
@@ -116,5 +245,33 @@ mod tests {
             .collect();
         assert_eq!(shown, ["NaN", "Infinity", "-Infinity", "0", "-3", "1.5", "0.125", "-0.001", "1e300"]);
         assert!(delay("ms", f64::NEG_INFINITY).is_err());
+    }
+
+    #[test]
+    fn a_followed_source_never_runs_back() {
+        use std::sync::Arc;
+        let t = Arc::new(AtomicU64::new(100f64.to_bits()));
+        let src = t.clone();
+        let f = Follow::new(Box::new(move || f64::from_bits(src.load(Ordering::Relaxed))), 50.0);
+        assert_eq!(f.read(), 100.0);
+        t.store(40f64.to_bits(), Ordering::Relaxed);
+        assert_eq!(f.read(), 100.0);
+        t.store(f64::NAN.to_bits(), Ordering::Relaxed);
+        assert_eq!(f.read(), 100.0);
+        t.store(f64::INFINITY.to_bits(), Ordering::Relaxed);
+        assert_eq!(f.read(), 100.0);
+        t.store(150f64.to_bits(), Ordering::Relaxed);
+        assert_eq!((f.read(), f.high()), (150.0, 150.0));
+    }
+
+    #[test]
+    #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+    fn the_std_sources_read_sensible_times() {
+        let wall = SystemClock.now_ms();
+        let mono = MonotonicClock::from_system();
+        let a = mono.now_ms();
+        assert!((a - wall).abs() < 60_000.0);
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        assert!(mono.now_ms() >= a + 4.0);
     }
 }

@@ -275,6 +275,13 @@ fn sat(v: Option<u64>) -> u64 {
     v.unwrap_or(u64::MAX)
 }
 
+/// `try_room`'s error, out of line: one copy, not one per column.
+#[cold]
+#[inline(never)]
+fn oom(_: std::collections::TryReserveError) -> Error {
+    Error::range("memory", "out of memory: wasm memory cannot grow enough for this call")
+}
+
 impl Engine {
     pub fn new(opts: &Options, now: f64) -> Result<Engine> {
         opts.validate()?;
@@ -386,9 +393,42 @@ impl Engine {
         }
     }
 
-    #[cfg(test)]
+    /// Moves the clock (an earlier `now` is ignored), sweeping nothing.
     pub fn advance(&mut self, now: f64) -> Result<()> {
         self.clock.advance(now)
+    }
+
+    /// [`advance`](Self::advance) for a time already known to be finite
+    /// (the JS binding's clock cell): no error path to carry.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    pub fn catch_up(&mut self, now: f64) {
+        if now > self.clock.now() && now < NEVER {
+            // Finite and later: cannot fail.
+            let _ = self.clock.advance(now);
+        }
+    }
+
+    /// A time at or before the earliest deadline held (`NEVER` if none),
+    /// from the wheel's earliest occupied bucket. A slot due at tick `t` has
+    /// its deadline in `(origin + t - 1, origin + t]`, exactly `origin + t`
+    /// when deadlines are whole ms from `origin` (`Date.now()` and whole
+    /// `ttl`s): then the bound is the bucket's start, and a host that ticks
+    /// at it always makes progress (the bucket is split or swept).
+    pub fn next_expiry(&self) -> f64 {
+        match self.wheel.first_tick() {
+            None => NEVER,
+            Some(t) => self.origin + t as f64 - if self.wheel.has_fractional() { 1.0 } else { 0.0 },
+        }
+    }
+
+    /// Removes up to `n` expired entries, within the sweep budget (none when
+    /// it is 0): the small batch each write pays so that a cache that is
+    /// never ticked does not fill with dead entries.
+    pub fn reclaim(&mut self, n: u64) -> u64 {
+        if self.budget == 0 || self.wheel.len() == 0 {
+            return 0;
+        }
+        self.sweep(n.min(self.budget), None)
     }
 
     /// Moves the clock and sweeps one budget's worth of expired entries.
@@ -458,8 +498,11 @@ impl Engine {
                 return n;
             }
         }
-        let now = self.tick_floor(self.now());
-        self.wheel.schedule(h, now);
+        // At its own (past) deadline's tick, which the wheel clamps to its
+        // cursor: `next_expiry` must not report later than that deadline.
+        let d = self.times[h as usize].deadline();
+        let due = self.tick_ceil(d).min(self.tick_floor(self.now()));
+        self.wheel.schedule(h, due, (d - self.origin).fract() != 0.0);
         n
     }
 
@@ -468,7 +511,7 @@ impl Engine {
         let d = self.times[s as usize].deadline();
         if d != NEVER {
             let t = self.tick_ceil(d);
-            self.wheel.schedule(s, t);
+            self.wheel.schedule(s, t, (d - self.origin).fract() != 0.0);
         }
     }
 
@@ -487,19 +530,25 @@ impl Engine {
         self.family[s as usize]
     }
 
-    fn own_live(&self, s: u32) -> bool {
-        self.times[s as usize].deadline() > self.now()
+    fn own_live(&self, s: u32, now: f64) -> bool {
+        self.times[s as usize].deadline() > now
     }
 
     /// Live: its own deadline is in the future; for a field, its hash's too;
     /// for a hash, at least one field's too (the key goes with its last
     /// field, swept or not). That scan stops at the first live field.
     pub fn is_live(&self, s: u32) -> bool {
+        self.is_live_at(s, self.now())
+    }
+
+    /// [`is_live`](Self::is_live) at a time at or after the clock's (a
+    /// followed source's reading the engine has not been moved to yet).
+    pub fn is_live_at(&self, s: u32, now: f64) -> bool {
         match self.kind[s as usize] {
             Kind::Free | Kind::Reserved => false,
-            Kind::Field => self.own_live(s) && self.own_live(self.family[s as usize]),
-            Kind::Hash => self.own_live(s) && self.fields(s).any(|f| self.own_live(f)),
-            Kind::Plain => self.own_live(s),
+            Kind::Field => self.own_live(s, now) && self.own_live(self.family[s as usize], now),
+            Kind::Hash => self.own_live(s, now) && self.fields(s).any(|f| self.own_live(f, now)),
+            Kind::Plain => self.own_live(s, now),
         }
     }
 
@@ -518,8 +567,9 @@ impl Engine {
         }
     }
 
-    /// Time left to the earliest deadline; for a field, its hash's counts too.
-    pub fn ttl(&self, s: u32) -> f64 {
+    /// Time left to the earliest deadline at `now`; for a field, its hash's
+    /// counts too.
+    pub fn ttl_at(&self, s: u32, now: f64) -> f64 {
         let mut d = self.times[s as usize].deadline();
         if self.kind[s as usize] == Kind::Field {
             d = d.min(self.times[self.family[s as usize] as usize].deadline());
@@ -527,7 +577,7 @@ impl Engine {
         if d == NEVER {
             NEVER
         } else {
-            d - self.now()
+            d - now
         }
     }
 
@@ -614,7 +664,7 @@ impl Engine {
             let Some(v) = self.policy.evict(keep) else {
                 break;
             };
-            let reason = if self.own_live(v.slot) { Reason::Evicted } else { Reason::Expired };
+            let reason = if self.own_live(v.slot, self.now()) { Reason::Evicted } else { Reason::Expired };
             let start = self.log.len();
             self.remove(v.slot, reason);
             if v.ghost && reason == Reason::Evicted {
@@ -668,7 +718,6 @@ impl Engine {
     /// `step` is the smallest growth, in slots (columns then double).
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
     pub fn try_room(&mut self, slots: usize, removals: usize, step: usize) -> Result<()> {
-        let oom = |_| Error::range("memory", "out of memory: wasm memory cannot grow enough for this call");
         let len = self.times.len();
         let need = self.high as usize + slots;
         if need > len {
@@ -1104,13 +1153,13 @@ mod tests {
     fn deadline_is_the_earlier_of_the_two_clocks() {
         let mut e = engine(Options::default());
         let s = plain(&mut e, 100.0, 30.0);
-        assert_eq!(e.ttl(s), 30.0);
+        assert_eq!(e.ttl_at(s, e.now()), 30.0);
         e.advance(20.0).unwrap();
         e.read(s);
-        assert_eq!(e.ttl(s), 30.0);
+        assert_eq!(e.ttl_at(s, e.now()), 30.0);
         e.advance(80.0).unwrap();
         e.read(s);
-        assert_eq!(e.ttl(s), 20.0, "absolute deadline caps the idle window");
+        assert_eq!(e.ttl_at(s, e.now()), 20.0, "absolute deadline caps the idle window");
         e.advance(100.0).unwrap();
         assert!(!e.is_live(s));
     }

@@ -6,9 +6,25 @@
 //! later than 90 days after it was written." A key can also hold a hash whose
 //! fields expire on their own, like Redis 7.4's `HEXPIRE`.
 //!
-//! The cache never reads a timer. The host moves the clock with
-//! [`TtlCache::tick`], which removes a bounded batch of expired entries; a
-//! read never returns an expired entry, swept or not.
+//! The cache never starts a timer or a thread. Its clock is **manual** by
+//! default here (unlike the npm package, which follows `Date.now()`): Rust
+//! hosts often own time (simulations, tests, a time domain shared with JS
+//! snapshots), and a manual clock is deterministic. The host moves it with
+//! [`TtlCache::tick`], which removes a bounded batch of expired entries. To
+//! follow real time instead, build the cache with [`TtlCache::with_clock`]
+//! and a [`TimeSource`]: [`SystemClock`] (ms since the Unix epoch, the
+//! domain of JS `Date.now()`), [`MonotonicClock`], or any `Fn() -> f64`
+//! closure; every call then reads it, no `tick` is needed for correctness,
+//! and writes reclaim a few expired entries each so memory stays bounded.
+//! Either way a read never returns an expired entry, swept or not, and time
+//! never runs backwards.
+//!
+//! ```
+//! use lapse::{Options, SystemClock, TtlCache, Write};
+//! let mut c = TtlCache::with_clock(Options { ttl: Some(60_000.0), ..Default::default() }, SystemClock).unwrap();
+//! c.set("k", 1, Write::default()).unwrap();
+//! assert_eq!(c.get(&"k").unwrap(), Some(&1)); // gone 60 s from now, with no tick
+//! ```
 //!
 //! This crate is the engine of the `lapse` npm package (compiled to
 //! WebAssembly), and a plain Rust library:
@@ -38,6 +54,8 @@ mod wheel;
 mod binding;
 
 pub use cache::{Removed, Stats, TtlCache};
-pub use clock::{Clock, NEVER};
+pub use clock::{Clock, TimeSource, NEVER};
+#[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
+pub use clock::{MonotonicClock, SystemClock};
 pub use engine::{Cond, Counters, Options, Reason, Write};
 pub use error::{Error, Result};

@@ -1,4 +1,4 @@
-//! The snapshot format (version 1): one implementation of the encoder and the
+//! The snapshot format (version 2; version 1 is still read): one implementation of the encoder and the
 //! decoder, shared by the JS binding, the native [`TtlCache`](crate::TtlCache)
 //! and the fuzz targets. `SNAPSHOT.md` documents the bytes.
 //!
@@ -18,8 +18,10 @@
 //!
 //! ```
 //! use lapse::snapshot::{decode, encode, Body, Clocks, Entry, Snapshot, Value};
+//! use lapse::snapshot::ClockMode;
 //! let s = Snapshot {
 //!     now: 1000.0,
+//!     clock: ClockMode::Manual,
 //!     options: Default::default(),
 //!     entries: vec![Entry {
 //!         key: "k".encode_utf16().collect(),
@@ -37,8 +39,12 @@ use crate::error::{Error, Result};
 
 /// The 4 bytes every snapshot starts with.
 pub const MAGIC: [u8; 4] = [0x89, b'L', b'P', b'S'];
-/// The format version this build writes and reads.
-pub const VERSION: u16 = 1;
+/// The format version this build writes. It reads this one and version 1
+/// (which has no clock mode: it reads as [`ClockMode::Manual`]).
+pub const VERSION: u16 = 2;
+/// Header flag (version 2): the cache followed a clock rather than moving
+/// only with `tick`.
+const FLAG_FOLLOWS: u64 = 1;
 /// Deepest nesting of arrays, objects and maps inside one value.
 pub const MAX_DEPTH: usize = 64;
 /// Header (magic, version, flags, total length) bytes.
@@ -204,11 +210,29 @@ pub struct Entry {
     pub body: Body,
 }
 
+/// How the snapshotted cache's clock moved (header flags, version 2).
+///
+/// ```
+/// assert_eq!(lapse::snapshot::ClockMode::default(), lapse::snapshot::ClockMode::Manual);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ClockMode {
+    /// Only with `tick` (JS `{ now }`; a native cache without a time source).
+    #[default]
+    Manual,
+    /// It followed a clock (JS: `Date.now()` or a `clock` function; native:
+    /// a [`TimeSource`](crate::TimeSource)). The function is not data: JS
+    /// `restore` follows `Date.now()` again unless given another `clock`.
+    Follow,
+}
+
 /// A whole cache: clock, options and live entries in insertion order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Snapshot {
     /// The cache's clock.
     pub now: f64,
+    /// Whether that clock was manual or followed a time source.
+    pub clock: ClockMode,
     /// The constructor options that are data.
     pub options: Options,
     /// Live entries; keys unique.
@@ -265,6 +289,8 @@ pub struct Tape {
     pub units: Vec<u16>,
     /// Every byte array's bytes, concatenated.
     pub bytes: Vec<u8>,
+    /// The clock mode (a header flag, not part of `nums`).
+    pub clock: ClockMode,
 }
 
 const V_UNDEF: u8 = 0;
@@ -530,7 +556,9 @@ fn write_tape(t: &Tape) -> R<Vec<u8>> {
     let mut w = Writer { out: Vec::with_capacity(64 + t.nums.len() * 2 + t.units.len() + t.bytes.len()) };
     w.out.extend_from_slice(&MAGIC);
     w.out.extend_from_slice(&VERSION.to_le_bytes());
-    w.out.extend_from_slice(&[0; 10]); // flags, then the total length (patched below)
+    let flags = if t.clock == ClockMode::Follow { FLAG_FOLLOWS } else { 0 };
+    w.out.extend_from_slice(&(flags as u16).to_le_bytes());
+    w.out.extend_from_slice(&[0; 8]); // the total length (patched below)
     let c = &mut Cur::new(t);
     for _ in 0..3 {
         w.f64(c.num()?);
@@ -656,7 +684,9 @@ impl<'a> Reader<'a, '_> {
         }
         Ok((at, t.units.len()))
     }
-    /// Appends to the tape's numbers, unless checking only.
+    /// Appends to the tape's numbers, unless checking only. Out of line: it
+    /// has a dozen callers.
+    #[inline(never)]
     fn put(&self, t: &mut Tape, xs: &[f64]) {
         if !self.lean {
             t.nums.extend_from_slice(xs);
@@ -905,7 +935,7 @@ fn decode_inner(bytes: &[u8], visit: &mut dyn FnMut(Visit, Clocks, u32) -> Resul
         return Err(corrupt("not a lapse snapshot"));
     }
     let version = le(&bytes[4..6]);
-    if version != u64::from(VERSION) {
+    if version != 1 && version != u64::from(VERSION) {
         return Err(corrupt("unsupported format version"));
     }
     if bytes.len() < HEADER_LEN + TRAILER_LEN {
@@ -919,10 +949,15 @@ fn decode_inner(bytes: &[u8], visit: &mut dyn FnMut(Visit, Clocks, u32) -> Resul
     if le(tail) as u32 != crc32(content) {
         return Err(corrupt("checksum mismatch"));
     }
-    if le(&bytes[6..8]) != 0 {
+    // Version 1 has no flags; version 2 has the clock mode.
+    let flags = le(&bytes[6..8]);
+    if flags & !(if version == 1 { 0 } else { FLAG_FOLLOWS }) != 0 {
         return Err(corrupt("bad header flags"));
     }
     let mut t = Tape::default();
+    if flags & FLAG_FOLLOWS != 0 {
+        t.clock = ClockMode::Follow;
+    }
     let mut r = Reader { buf: content, pos: HEADER_LEN, now: 0.0, max_entries: 0, visit, lean };
     let mut entry = usize::MAX;
     if let Err(m) = r.body(&mut t, &mut entry) {
@@ -943,7 +978,7 @@ impl Snapshot {
 
     /// The flat form.
     pub fn to_tape(&self) -> Tape {
-        let mut t = Tape::default();
+        let mut t = Tape { clock: self.clock, ..Tape::default() };
         let o = &self.options;
         let lim = |v: Option<u64>| v.filter(|&v| v != u64::MAX).map_or(INF, |v| v as f64);
         t.nums.extend_from_slice(&[
@@ -1084,7 +1119,7 @@ impl Snapshot {
             };
             entries.push(Entry { key, clocks, body });
         }
-        Ok(Snapshot { now, options, entries })
+        Ok(Snapshot { now, clock: t.clock, options, entries })
     }
 }
 
@@ -1113,6 +1148,7 @@ mod tests {
     fn sample() -> Snapshot {
         Snapshot {
             now: 10.0,
+            clock: ClockMode::Follow,
             options: Options { ttl: Some(100.0), max_entries: Some(10), ..Default::default() },
             entries: vec![
                 Entry {
@@ -1175,7 +1211,8 @@ mod tests {
 
     #[test]
     fn hostile_lengths_and_nesting_fail_fast() {
-        let b = encode(&Snapshot { now: 0.0, options: Default::default(), entries: vec![] }).unwrap();
+        let b = encode(&Snapshot { now: 0.0, clock: ClockMode::Manual, options: Default::default(), entries: vec![] })
+            .unwrap();
         // The same header and options, declaring 2^60 entries.
         let mut w = Writer { out: b[..b.len() - 5].to_vec() };
         w.varint(1 << 60);
@@ -1206,7 +1243,31 @@ mod tests {
         assert!(encode(&s).is_err());
         assert!(decode(&[]).unwrap_err().to_string().contains("empty"));
         let mut b = encode(&sample()).unwrap();
-        b[4] = 2;
+        b[4] = 3;
         assert!(decode(&b).unwrap_err().to_string().contains("version"));
+    }
+
+    #[test]
+    fn the_clock_mode_is_a_header_flag_and_version_1_reads_as_manual() {
+        let b = encode(&sample()).unwrap();
+        assert_eq!(&b[4..8], &[2, 0, 1, 0]);
+        let mut s = sample();
+        s.clock = ClockMode::Manual;
+        let m = encode(&s).unwrap();
+        assert_eq!(&m[4..8], &[2, 0, 0, 0]);
+        assert_eq!(decode(&m).unwrap().clock, ClockMode::Manual);
+        // The same body as version 1: read as manual; a flag there is corrupt.
+        let mut v1 = b[..b.len() - 4].to_vec();
+        v1[4] = 1;
+        v1[6] = 0;
+        let d = decode(&seal(v1.clone())).unwrap();
+        assert_eq!(d.clock, ClockMode::Manual);
+        assert_eq!(d.entries, sample().entries);
+        v1[6] = 1;
+        assert!(decode(&seal(v1)).unwrap_err().to_string().contains("flags"));
+        // Version 2 rejects any flag but the clock's.
+        let mut f = b[..b.len() - 4].to_vec();
+        f[6] = 2 | 1;
+        assert!(decode(&seal(f)).unwrap_err().to_string().contains("flags"));
     }
 }

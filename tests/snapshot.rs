@@ -3,15 +3,20 @@
 //! native snapshot/restore round trips.
 //!
 //! Regenerate the golden file only for a deliberate format change (and bump
-//! `VERSION`): `LAPSE_BLESS=1 cargo test --test snapshot`.
+//! `VERSION`, adding a new golden file): `LAPSE_BLESS=1 cargo test --test
+//! snapshot`. Older golden files stay, read-only: this build must keep
+//! reading them.
 
 use std::time::{Duration, Instant};
 
-use lapse::snapshot::{self, Body, Clocks, Entry, Field, Snapshot, Value};
+use lapse::snapshot::{self, Body, ClockMode, Clocks, Entry, Field, Snapshot, Value};
 use lapse::{Options, TtlCache, Write};
 
 const INF: f64 = f64::INFINITY;
-const GOLDEN: &str = "tests/data/golden-v1.bin";
+/// What this build writes (version 2).
+const GOLDEN: &str = "tests/data/golden-v2.bin";
+/// The same content written by version 1 (no clock mode): still read, as manual.
+const GOLDEN_V1: &str = "tests/data/golden-v1.bin";
 
 fn u(s: &str) -> Vec<u16> {
     s.encode_utf16().collect()
@@ -33,6 +38,7 @@ fn golden() -> Snapshot {
     x.push(0xD800);
     Snapshot {
         now: 1050.0,
+        clock: ClockMode::Manual,
         options: Options {
             ttl: Some(60000.0),
             idle: Some(5000.0),
@@ -103,11 +109,11 @@ fn golden_bytes() -> Vec<u8> {
 #[test]
 fn the_golden_snapshot_decodes_to_its_content() {
     let fresh = golden_bytes();
-    let file = std::fs::read(GOLDEN).expect("tests/data/golden-v1.bin (LAPSE_BLESS=1 to create)");
+    let file = std::fs::read(GOLDEN).expect("tests/data/golden-v2.bin (LAPSE_BLESS=1 to create)");
     let s = snapshot::decode(&file).unwrap();
     assert_eq!(s, golden());
     // Spot checks that do not go through the test's own literal.
-    assert_eq!(&file[..6], &[0x89, b'L', b'P', b'S', 1, 0]);
+    assert_eq!(&file[..8], &[0x89, b'L', b'P', b'S', 2, 0, 0, 0]);
     assert_eq!(s.entries.len(), 3);
     assert_eq!(s.options.sweep_budget, Some(7));
     let Body::Plain { value: Value::Object { props, .. }, .. } = &s.entries[1].body else { panic!() };
@@ -116,6 +122,40 @@ fn the_golden_snapshot_decodes_to_its_content() {
     assert_eq!(s.entries[1].key.last(), Some(&0xD800));
     // And the encoder still writes exactly these bytes.
     assert_eq!(fresh, file, "the format changed: bump VERSION and bless a new golden file");
+}
+
+#[test]
+fn the_version_1_golden_snapshot_still_decodes_as_a_manual_clock() {
+    let v1 = std::fs::read(GOLDEN_V1).unwrap();
+    assert_eq!(&v1[..8], &[0x89, b'L', b'P', b'S', 1, 0, 0, 0]);
+    let s = snapshot::decode(&v1).unwrap();
+    assert_eq!(s.clock, ClockMode::Manual);
+    assert_eq!(s, golden());
+    // Re-encoding writes version 2; only the header differs.
+    let v2 = snapshot::encode(&s).unwrap();
+    assert_eq!(v2[4], 2);
+    assert_eq!(v2[8..v2.len() - 4], v1[8..v1.len() - 4]);
+}
+
+#[test]
+fn a_followed_clock_is_recorded_and_restores_manual_until_told_to_follow() {
+    let mut g = golden();
+    g.clock = ClockMode::Follow;
+    let bytes = snapshot::encode(&g).unwrap();
+    assert_eq!(&bytes[4..8], &[2, 0, 1, 0]);
+    assert_eq!(snapshot::decode(&bytes).unwrap().clock, ClockMode::Follow);
+    // A native cache that follows a source records it.
+    let mut c: Cache = TtlCache::with_clock(Options::default(), || 5000.0).unwrap();
+    c.set(u("k"), Value::Null, Write { ttl: Some(100.0), ..Default::default() }).unwrap();
+    let s = c.snapshot_with(|k| k.clone(), |_, _, v| Ok(v.clone())).unwrap();
+    assert_eq!((s.clock, s.now), (ClockMode::Follow, 5000.0));
+    let mut r: Cache = TtlCache::restore_with(&s, |k| Ok(k.to_vec()), to_value).unwrap();
+    assert!(!r.follows_clock());
+    r.follow(|| 4000.0); // behind the snapshot: ignored
+    assert_eq!(r.now(), 5000.0);
+    assert!(r.contains(&u("k")));
+    r.follow(|| 5100.0);
+    assert!(!r.contains(&u("k")));
 }
 
 #[test]

@@ -22,6 +22,7 @@ const MAX_LOG_PER_FRAME = 24; // when thousands leave per second, show the newes
 const SAMPLE_MS = 250;
 const STRESS_N = 100_000;
 const SEP = "\u0000";
+const CLOCK_LEAD = 15 * MIN; // the "clock time" scenario's nearest deadline, at the least
 
 const el = {
   now: $("clock-now"), elapsed: $("clock-elapsed"), ticks: $("clock-ticks"),
@@ -78,7 +79,7 @@ function readConfig() {
     ttl: parseDuration(f.ttl.value, "ttl") ?? Infinity,
     idle: parseDuration(f.idle.value, "idle") ?? Infinity,
     maxEntries: parseCount(f.maxEntries.value, "maxEntries"),
-    sweepBudget: parseCount(f.sweepBudget.value, "sweepBudget"),
+    sweepBudget: parseCount(f.sweepBudget.value, "sweepBudget", 0),
   };
 }
 
@@ -98,9 +99,13 @@ function showConfigCode(c) {
     `  maxEntries: ${n(c.maxEntries)},\n  sweepBudget: ${n(c.sweepBudget)},\n  dispose(value, key, reason, field) { … },\n})`;
 }
 
-/** Replaces the cache. The old one is cleared first, so its entries leave with reason "cleared". */
+/**
+ * Replaces the cache. The old one is cleared first (its entries leave through
+ * its dispose), then the log starts over: it tells the story of one cache.
+ */
 function createCache(config, { resetClock = false } = {}) {
   if (S.cache) S.cache.clear();
+  resetLog();
   S.events.length = 0;
   if (resetClock) {
     S.simStart = S.simNow = Date.now();
@@ -117,7 +122,6 @@ function createCache(config, { resetClock = false } = {}) {
   });
   S.records.clear();
   S.items.clear();
-  odIter = null;
   S.listDirty = true;
   showConfigCode(config);
   writeConfig(config);
@@ -182,6 +186,8 @@ function forget(rec) {
 /**
  * One write through the public API, mirrored in the page's model.
  * `opts` holds only what the user gave (ttl, idle, expireAt); the rest is the cache default.
+ * Returns the record, or null when the cache stored nothing (an `expireAt`
+ * not after the clock deletes the key instead; its old row leaves through dispose).
  */
 function write({ key, field, value, ttl, idle, expireAt }) {
   const opts = {};
@@ -197,6 +203,8 @@ function write({ key, field, value, ttl, idle, expireAt }) {
   if (item && (field === undefined) !== !item.fields) {
     for (const r of item.fields ? [...item.fields.values()] : [item.rec]) forget(r);
   }
+  // Ask the cache, not the page's reading of the rules, whether it stored the write.
+  if (remaining({ key, field }) === undefined) return null;
   const now = S.simNow;
   const rec = {
     id: field === undefined ? key : key + SEP + field,
@@ -352,22 +360,33 @@ const PRESETS = {
   },
   clock: {
     config: { ttl: Infinity, idle: Infinity, maxEntries: 250_000, sweepBudget: 1000 },
-    speed: 2000,
-    note: "<b>Deadlines on the wall clock.</b> Each entry expires at a clock time given as a <code>Date</code>: the next full hour, 18:00, midnight, and a token moved with <code>expireAt(key, date)</code> after it was written.",
+    speed: 300,
+    note: "<b>Deadlines on the wall clock.</b> Each entry expires at a clock time given as a <code>Date</code>: the next full hour, 18:00 and midnight (each the first one at least 15 minutes away, so none goes the moment you click), and a token moved with <code>expireAt(key, date)</code> to 45 minutes after it was written. Time speeds up once the first two have gone.",
     setup(now) {
-      const d = new Date(now);
-      const nextHour = new Date(d); nextHour.setMinutes(60, 0, 0);
-      const six = new Date(d); six.setHours(18, 0, 0, 0); if (+six <= now) six.setDate(six.getDate() + 1);
-      const midnight = new Date(d); midnight.setHours(24, 0, 0, 0);
-      write({ key: "banner:top-of-hour", value: "on the hour", expireAt: +nextHour });
-      write({ key: "promo:until-18:00", value: "happy hour", expireAt: +six });
-      write({ key: "deal:until-midnight", value: "today only", expireAt: +midnight });
+      // The first local clock time at least CLOCK_LEAD away: `align` sets the
+      // time of day, `step` moves to the next such time (calendar steps, so a
+      // DST change keeps 18:00 at 18:00).
+      const next = (align, step) => {
+        const d = new Date(now);
+        align(d);
+        while (+d < now + CLOCK_LEAD) step(d);
+        return +d;
+      };
+      const hourly = (d) => d.setHours(d.getHours() + 1, 0, 0, 0);
+      const daily = (d) => d.setDate(d.getDate() + 1);
+      const nextHour = next((d) => d.setMinutes(0, 0, 0), hourly);
+      const six = next((d) => d.setHours(18, 0, 0, 0), daily);
+      const midnight = next((d) => d.setHours(0, 0, 0, 0), daily);
+      write({ key: "banner:top-of-hour", value: "on the hour", expireAt: nextHour });
+      write({ key: "promo:until-18:00", value: "happy hour", expireAt: six });
+      write({ key: "deal:until-midnight", value: "today only", expireAt: midnight });
       write({ key: "token:moved", value: "abc", ttl: Infinity });
       const at = new Date(now + 45 * MIN);
       S.cache.expireAt("token:moved", at);
       const rec = S.records.get("token:moved");
       rec.at = +at;
       rec.ttl = +at - now;
+      schedule(Math.max(nextHour, +at) + MIN, () => setSpeed(3000));
     },
   },
 };
@@ -375,6 +394,7 @@ const PRESETS = {
 function runPreset(name) {
   const p = PRESETS[name];
   cancelStress();
+  showError(el.addError, null);
   createCache(p.config, { resetClock: true });
   p.setup(S.simNow);
   setSpeed(p.speed);
@@ -430,7 +450,6 @@ function cancelStress() {
 
 const nf = new Intl.NumberFormat("en-US");
 let lastSample = 0;
-let overdue = 0;
 let lastRender = 0;
 
 function render(ts) {
@@ -440,7 +459,6 @@ function render(ts) {
   put(el.ticks, `${nf.format(S.ticks)} ticks · swept ${S.lastSwept} last tick`);
   renderLog();
   renderEntries(ts);
-  countOverdue(8_000);
   if (ts - lastSample >= SAMPLE_MS) {
     lastSample = ts;
     sample(ts);
@@ -455,11 +473,15 @@ function sample(ts) {
   const rate = (expiredTotal - first.expired) / span;
   const ceiling = ((ticksTotal - first.ticks) / span) * S.config.sweepBudget;
   const st = S.cache.stats();
-  chart.push({ t: ts, held: st.size, rate, ceiling });
+  // "held" and the entries list both count entries (a hash field is one, as
+  // for maxEntries), expired ones no sweep has reached included; `size`
+  // counts keys. "awaiting sweep" is a subset of "held", counted at the same moment.
+  chart.push({ t: ts, held: st.entries, rate, ceiling });
   chart.draw();
   const s = el.stats;
-  put(s.size, nf.format(st.size));
-  put(s.overdue, nf.format(overdue));
+  put(s.size, nf.format(st.entries));
+  putAttr(s.size.parentElement, "title", `stats().entries: plain entries plus hash fields, expired ones not yet swept included; cache.size (keys) is ${nf.format(S.cache.size)}`);
+  put(s.overdue, nf.format(countOverdue()));
   put(s.rate, nf.format(Math.round(rate)));
   put(s.hits, nf.format(st.hits));
   put(s.misses, nf.format(st.misses));
@@ -471,26 +493,14 @@ function sample(ts) {
 
 /**
  * "Awaiting sweep": entries past their deadline that the budgeted sweep has not
- * reached yet. Counted over the page's records a slice per frame (100k at once
- * would cost a frame), and published when a pass completes.
+ * reached yet. Counted over the page's records in one pass, 4× a second (about
+ * a millisecond at 100k), so it never describes a different moment than "held".
  */
-let odIter = null;
-let odCount = 0;
-function countOverdue(budget) {
-  if (odIter === null) {
-    odIter = S.records.values();
-    odCount = 0;
-  }
+function countOverdue() {
   const now = S.simNow;
-  for (let i = 0; i < budget; i++) {
-    const n = odIter.next();
-    if (n.done) {
-      overdue = odCount;
-      odIter = null;
-      return;
-    }
-    if (deadlineOf(n.value) <= now) odCount++;
-  }
+  let n = 0;
+  for (const rec of S.records.values()) if (deadlineOf(rec) <= now) n++;
+  return n;
 }
 
 let lastLogRender = 0;
@@ -520,6 +530,13 @@ function renderLog() {
   S.logFresh.length = 0;
   el.log.prepend(frag);
   while (el.log.childElementCount > MAX_LOG_ROWS) el.log.lastElementChild.remove();
+  renderLogCounts();
+}
+
+function resetLog() {
+  S.logFresh.length = 0;
+  el.log.replaceChildren();
+  for (const r of REASONS) S.counts[r] = 0;
   renderLogCounts();
 }
 
@@ -557,9 +574,12 @@ function renderEntries(ts) {
     S.listDirty = false;
     lastRender = ts;
     rebuildRows();
+    const keys = S.items.size;
     el.entriesCount.textContent = total > rows.length
       ? `showing ${rows.length} of ${nf.format(total)}`
-      : `${nf.format(total)} ${total === 1 ? "entry" : "entries"}`;
+      : `${nf.format(total)} ${total === 1 ? "entry" : "entries"}` +
+        (keys !== total ? ` in ${nf.format(keys)} ${keys === 1 ? "key" : "keys"}` : "");
+    el.entriesCount.dataset.entries = String(total);
     el.entriesEmpty.hidden = total > 0;
   }
   const now = S.simNow;
@@ -717,7 +737,14 @@ el.addForm.addEventListener("submit", (e) => {
       if (!Number.isFinite(expireAt)) throw new RangeError("expireAt: not a valid date");
     }
     const value = f.value.value === "" ? `v${S.seq + 1}` : f.value.value;
-    write({ key, field, value, ttl, idle, expireAt });
+    const before = S.simNow;
+    if (write({ key, field, value, ttl, idle, expireAt }) === null) {
+      const what = field === undefined ? `set("${key}", …)` : `hset("${key}", "${field}", …)`;
+      throw new RangeError(
+        `expireAt ${fmtShortDate(expireAt)} is not after the clock (${fmtShortDate(before)}): ` +
+          `${what} deleted any value it had and stored nothing.`,
+      );
+    }
     showError(el.addError, null);
     f.expireAt.value = "";
     render(performance.now());
@@ -761,11 +788,7 @@ el.clear.addEventListener("click", () => {
   S.events.length = 0;
 });
 el.stress.addEventListener("click", startStress);
-el.logClear.addEventListener("click", () => {
-  el.log.replaceChildren();
-  for (const r of REASONS) S.counts[r] = 0;
-  renderLogCounts();
-});
+el.logClear.addEventListener("click", resetLog);
 
 for (const b of document.querySelectorAll("[data-preset]")) {
   b.addEventListener("click", () => runPreset(b.dataset.preset));

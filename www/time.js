@@ -30,12 +30,14 @@ export function parseDuration(text, name = "duration") {
   return total;
 }
 
-/** A positive count or "∞"/"" for Infinity. */
-export function parseCount(text, name) {
+/** A whole number of at least `min` (default 1), or "∞"/"" for Infinity. */
+export function parseCount(text, name, min = 1) {
   const s = String(text ?? "").trim().toLowerCase();
   if (s === "" || s === "∞" || s === "inf" || s === "infinity") return Infinity;
   const n = Number(s.replace(/[_,\s]/g, ""));
-  if (!Number.isInteger(n) || n <= 0) throw new RangeError(`${name}: "${text}" must be a positive whole number or ∞`);
+  if (!Number.isInteger(n) || n < min) {
+    throw new RangeError(`${name}: "${text}" must be a ${min === 0 ? "non-negative" : "positive"} whole number or ∞`);
+  }
   return n;
 }
 

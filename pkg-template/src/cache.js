@@ -42,11 +42,12 @@ const ST_ENTRIES = 7;
 const ST_SPARE = 8;
 const ST_SPARE_LEN = 9;
 const ST_HASH = 10;
+const ST_NOW = 11;
 const RESERVE_BATCH = 256;
 const CONDS = { NX: 1, XX: 2, GT: 3, LT: 4 };
-const CTOR_OPTIONS = new Set(["now", "ttl", "idle", "maxEntries", "maxBytes", "sizeOf", "sweepBudget", "dispose"]);
+const CTOR_OPTIONS = new Set(["now", "clock", "ttl", "idle", "maxEntries", "maxBytes", "sizeOf", "sweepBudget", "dispose"]);
 const WRITE_OPTIONS = new Set(["ttl", "idle", "expireAt", "keepTtl"]);
-const RESTORE_OPTIONS = new Set(["dispose", "sizeOf"]);
+const RESTORE_OPTIONS = new Set(["dispose", "sizeOf", "now", "clock"]);
 
 let memory = null;
 // The engine `TtlCache.restore` hands the constructor instead of a new one.
@@ -54,6 +55,49 @@ let adopting = null;
 let F64 = new Float64Array(0);
 let U8 = new Uint8Array(0);
 let U32 = new Uint32Array(0);
+
+// A cache that follows a clock reads it at most once per synchronous run of
+// JS: it remembers the epoch of its reading, and a microtask queued by the
+// first reading of a run bumps the epoch once the run is over. A method's
+// only cost is comparing two numbers; no timer, no clock read per call.
+let epoch = 1;
+let epochQueued = false;
+// The microtask is a reaction to a settled promise rather than
+// queueMicrotask(): Node implements that in JS with an AsyncResource per
+// call, which measured as a third of a 64-op run of `get`s.
+const settled = Promise.resolve();
+
+function nextEpoch() {
+  epoch++;
+  epochQueued = false;
+}
+
+/** The default clock; looked up per reading, so fake timers installed later apply. */
+function dateNow() {
+  return Date.now();
+}
+
+function readClock(clock) {
+  const t = clock();
+  if (typeof t !== "number") throw new TypeError(`clock: must return a number, got ${describe(t)}`);
+  if (t - t !== 0) throw new RangeError(`clock: must return a finite number, got ${t}`);
+  return t;
+}
+
+/**
+ * The clock options: a followed clock function, or `undefined` for a
+ * manual one (with `now` validated). Reads each option once.
+ */
+function clockOption(now, clock) {
+  if (clock !== undefined) {
+    if (now !== undefined) throw new TypeError("now: cannot be combined with clock (now gives a manual clock)");
+    if (typeof clock !== "function") throw new TypeError(`clock: must be a function, got ${describe(clock)}`);
+    return clock;
+  }
+  if (now === undefined) return dateNow;
+  checkNumber("now", now);
+  return undefined;
+}
 
 // A growing wasm memory detaches its old buffer, which empties every view of
 // it (length 0): cheaper to test than reading `memory.buffer` on every call,
@@ -134,6 +178,48 @@ function condCode(cond) {
   return c;
 }
 
+// lru-cache (v11) option names, with what a user moving to lapse should use
+// instead. Consulted only when an option is rejected, so a migrating user's
+// `{ max: 100 }` fails with a pointer rather than a bare "unknown option".
+const LRU_CTOR_HINTS = {
+  max: "use maxEntries (a hash counts one entry per field)",
+  maxSize: "use maxBytes, with sizeOf(value, key)",
+  sizeCalculation: "use sizeOf(value, key), with maxBytes",
+  maxEntrySize: "none: a value whose sizeOf is over maxBytes throws RangeError",
+  ttlAutopurge: "none needed: no read returns an expired entry, and writes and tick() reclaim them (schedule tick() at nextExpiry() to reclaim sooner)",
+  ttlResolution: "none: the default clock reads Date.now() at most once per synchronous run of JS",
+  updateAgeOnGet: "use idle (a sliding window that get, hget and touch restart; ttl stays an absolute cap)",
+  updateAgeOnHas: "none: has() never restarts the idle window; call touch(key)",
+  allowStale: "none: no read returns an expired entry; grace keeps one for fetch() to fall back on when its loader fails",
+  noDeleteOnStaleGet: "none: no read returns an expired entry",
+  disposeAfter: "use dispose, which runs once the cache's state is complete",
+  onInsert: "none",
+  noDisposeOnSet: "none: dispose(old, key, \"replaced\") runs only when the value changed; skip that reason in dispose",
+  noUpdateTTL: "use set(key, value, { keepTtl: true }) on the writes that should keep the deadlines",
+  fetchMethod: "use cache.fetch(key, loader), with the loader per call",
+  memoMethod: "none: use get() and set(), or fetch(key, loader)",
+  noDeleteOnFetchRejection: "none needed: a failed load removes nothing",
+  allowStaleOnFetchRejection: "use grace (ms an expired value stays available to fetch() if its loader fails)",
+  allowStaleOnFetchAbort: "none: grace serves an expired value only when a loader fails",
+  ignoreFetchAbort: "none: a load superseded by a write, delete, eviction or clear of its key still resolves its waiters, and is not stored",
+  backgroundFetchSize: "none: a running load takes no room in the cache",
+  perf: "use clock: () => number (or now: number for a manual clock moved by tick(t))",
+};
+const LRU_WRITE_HINTS = {
+  noUpdateTTL: "use keepTtl: true",
+  size: "none: sizeOf(value, key) from the constructor measures every write",
+  sizeCalculation: "none per write: pass sizeOf(value, key) to the constructor",
+  noDisposeOnSet: "none: dispose(old, key, \"replaced\") runs only when the value changed; skip that reason in dispose",
+  start: "none: a write starts its clocks at cache.now; give expireAt: start + ttl instead",
+  status: "none: read cache.stats()",
+};
+
+function unknownOption(arg, k, allowed) {
+  const hints = allowed === CTOR_OPTIONS ? LRU_CTOR_HINTS : allowed === WRITE_OPTIONS ? LRU_WRITE_HINTS : null;
+  const hint = hints !== null && Object.hasOwn(hints, k) ? ` (an lru-cache option): ${hints[k]}` : "";
+  return new TypeError(`${arg}: unknown option ${JSON.stringify(k)}${hint}`);
+}
+
 function checkOptions(arg, opts, allowed) {
   if (opts === null || typeof opts !== "object" || Array.isArray(opts)) {
     throw new TypeError(`${arg}: must be an object, got ${describe(opts)}`);
@@ -141,7 +227,7 @@ function checkOptions(arg, opts, allowed) {
   // for-in, not Object.keys: this runs on every write with options, and
   // must not allocate.
   for (const k in opts) {
-    if (!allowed.has(k)) throw new TypeError(`${arg}: unknown option ${JSON.stringify(k)}`);
+    if (!allowed.has(k)) throw unknownOption(arg, k, allowed);
   }
 }
 
@@ -197,7 +283,8 @@ function optionalFunction(arg, v) {
 
 /**
  * A TTL cache with an absolute lifetime and a sliding idle window per entry,
- * per-field expiry in hashes, and a clock the host drives with `tick()`.
+ * and per-field expiry in hashes. It follows `Date.now()` (or `clock`) by
+ * default; `now` gives a manual clock the host moves with `tick()`.
  */
 export class TtlCache {
   #eng;
@@ -206,6 +293,10 @@ export class TtlCache {
   #t = 0; // index of slot 0's clocks in F64
   #f = 0; // byte offset of slot 0's frequency counter in U8
   #now;
+  #clock; // the followed clock, or undefined for a manual one
+  #seen = 0; // the epoch #now was read in
+  #nowAt = 0; // index in F64 of the engine's copy of the clock
+  #owes = false; // inserts handed to the engine since the last reclaim
   // key -> slot, or -seq for a ghost: a recently evicted unread key (the
   // S3-FIFO ghost queue). Ghosts share the index so a write looks a key up
   // once, and an eviction overwrites the entry instead of deleting it here
@@ -233,15 +324,19 @@ export class TtlCache {
   #updated = 0;
 
   /**
-   * @param {object} [options] `now`, `ttl`, `idle`, `maxEntries`, `maxBytes`,
-   *   `sizeOf`, `sweepBudget`, `dispose`; all optional.
+   * @param {object} [options] `now` (a manual clock) or `clock`, `ttl`,
+   *   `idle`, `maxEntries`, `maxBytes`, `sizeOf`, `sweepBudget`, `dispose`;
+   *   all optional.
    */
   constructor(options) {
+    // Taken before any user code (a clock) runs: it may restore another cache.
+    const adopted = adopting;
+    adopting = null;
     if (memory === null) memory = wasmMemory();
     const o = options === undefined ? {} : options;
     checkOptions("options", o, CTOR_OPTIONS);
-    const now = o.now === undefined ? Date.now() : o.now;
-    checkNumber("now", now);
+    const optNow = o.now;
+    const clock = clockOption(optNow, o.clock);
     const ttl = optionalNumber("ttl", o.ttl, Infinity);
     const idle = optionalNumber("idle", o.idle, Infinity);
     const maxEntries = optionalNumber("maxEntries", o.maxEntries, Infinity);
@@ -252,10 +347,16 @@ export class TtlCache {
     if (maxBytes !== Infinity && this.#sizeOf === undefined) {
       throw new TypeError("sizeOf: is required when maxBytes is set");
     }
-    this.#eng = adopting ?? new RawEngine(now, ttl, idle, maxEntries, maxBytes, sweepBudget);
+    const now = clock === undefined ? optNow : readClock(clock);
+    this.#clock = clock;
+    this.#eng = adopted ?? new RawEngine(now, ttl, idle, maxEntries, maxBytes, sweepBudget);
     sync();
     this.#st = this.#eng.statusPtr() >>> 2;
-    this.#now = this.#eng.now();
+    this.#nowAt = U32[this.#st + ST_NOW] >>> 3;
+    // A restored engine is at the snapshot's time: never run back behind it.
+    const at = this.#eng.now();
+    this.#now = now > at ? now : at;
+    if (clock !== undefined) this.#seen = this.#stamp();
     this.#opts = { ttl, idle, maxEntries, maxBytes, sweepBudget };
     this.#ttl = ttl;
     this.#idle = idle;
@@ -268,16 +369,20 @@ export class TtlCache {
   // ---- plumbing -----------------------------------------------------------
 
   /**
-   * The engine, after handing it the inserts queued on this side: every call
-   * into wasm goes through here, so the engine never sees a stale state.
+   * The engine, after handing it the clock and the inserts queued on this
+   * side: every call into wasm goes through here, so the engine never sees
+   * a stale state.
    */
   #e() {
     const e = this.#eng;
     if (e === null) throw freed();
+    sync();
+    F64[this.#nowAt] = this.#now;
     if (this.#np !== 0) {
       sync();
       U32[this.#st + ST_PENDING] = this.#np;
       this.#np = 0;
+      this.#owes = true;
     }
     return e;
   }
@@ -313,6 +418,46 @@ export class TtlCache {
   /** Throws if `free()` was called (the read paths' misses come here). */
   #alive() {
     if (this.#eng === null) throw freed();
+  }
+
+  /** The current epoch, with its end queued (a followed clock's reading is good until then). */
+  #stamp() {
+    if (!epochQueued) {
+      epochQueued = true;
+      settled.then(nextEpoch);
+    }
+    return epoch;
+  }
+
+  /**
+   * Reads a followed clock, once per synchronous run: every method that
+   * depends on time calls this first (`if (this.#seen !== epoch)`), before
+   * it looks up any slot, because a `clock` is user code that may call
+   * into this cache, and because a moved clock makes the engine reclaim
+   * what queued inserts owe (which may call `dispose`).
+   */
+  #time() {
+    const c = this.#clock;
+    if (c === undefined) {
+      this.#seen = epoch;
+      return;
+    }
+    // Before the read: a re-entrant call from the clock uses the old reading.
+    this.#seen = this.#stamp();
+    const t = readClock(c);
+    // Time never runs backwards: a clock that steps back is ignored.
+    if (!(t > this.#now)) return;
+    this.#now = t;
+    if (this.#np !== 0 || this.#owes) {
+      const e = this.#e(); // hands over the queued inserts, which then owe
+      this.#owes = false;
+      e.reclaim();
+      this.#flush(this.#drain());
+    }
+  }
+
+  #sync() {
+    if (this.#seen !== epoch) this.#time();
   }
 
   #rebase() {
@@ -507,28 +652,48 @@ export class TtlCache {
 
   // ---- time ---------------------------------------------------------------
 
-  /** The cache's clock, in ms. */
+  /** The cache's clock, in ms (read from a followed clock if not read in this run yet). */
   get now() {
     this.#alive();
+    if (this.#seen !== epoch) this.#time();
     return this.#now;
   }
 
   /**
-   * Advances the clock to `now` (default `Date.now()`; earlier values are
-   * ignored) and removes at most `sweepBudget` expired entries.
+   * Advances the clock to `now` (default: a fresh reading of the followed
+   * clock, or `Date.now()` for a manual one; an earlier time is ignored) and
+   * removes at most `sweepBudget` expired entries.
    * @returns {number} how many entries were removed
    */
   tick(now) {
-    if (now === undefined) now = Date.now();
-    checkNumber("now", now);
+    this.#sync();
+    if (now === undefined) {
+      const c = this.#clock;
+      now = c === undefined ? Date.now() : readClock(c);
+    } else {
+      checkNumber("now", now);
+    }
     const n = this.#e().tick(now);
     this.#now = this.#e().now();
     this.#flush(this.#drain());
     return n;
   }
 
+  /**
+   * A time at or before the earliest deadline the cache holds, `Infinity`
+   * if none: when to call `tick()` next (it can be early, never late).
+   * @returns {number}
+   */
+  nextExpiry() {
+    this.#sync();
+    const t = this.#e().nextExpiry();
+    this.#flush(this.#drain());
+    return t;
+  }
+
   /** Removes every expired entry now. @returns {number} how many */
   purge() {
+    this.#sync();
     const n = this.#e().purge();
     this.#flush(this.#drain());
     return n;
@@ -542,7 +707,8 @@ export class TtlCache {
     // V8 inlines a method into its caller's loop only while its bytecode
     // stays under 460 bytes, and the whole write path is well over. The one
     // lookup serves every path; a key of the wrong type finds nothing and is
-    // rejected by #setSlow.
+    // rejected by #setSlow. The clock is read first (see #time).
+    if (this.#seen !== epoch) this.#time();
     const s = this.#index.get(key);
     if (opts === undefined && this.#sizeOf === undefined && value !== undefined) {
       if (
@@ -724,6 +890,7 @@ export class TtlCache {
 
   /** The live value at `key`, restarting its idle window; or `undefined`. */
   get(key) {
+    if (this.#seen !== epoch) this.#time();
     const s = this.#index.get(key);
     if (s !== undefined && s >= 0) {
       const t = this.#t + s * 3;
@@ -767,6 +934,7 @@ export class TtlCache {
 
   /** The live value at `key` without touching it; or `undefined`. */
   peek(key) {
+    this.#sync();
     checkString("key", key);
     const s = this.#liveSlot(key);
     if (s === NIL) return undefined;
@@ -777,12 +945,14 @@ export class TtlCache {
 
   /** Whether `key` holds a live entry or hash. Does not touch it. */
   has(key) {
+    this.#sync();
     checkString("key", key);
     return this.#liveSlot(key) !== NIL;
   }
 
   /** Restarts `key`'s idle window. @returns {boolean} false if missing */
   touch(key) {
+    this.#sync();
     checkString("key", key);
     const s = this.#liveSlot(key);
     if (s === NIL) return false;
@@ -792,6 +962,7 @@ export class TtlCache {
 
   /** Removes `key` (a plain entry or a whole hash). @returns {boolean} */
   delete(key) {
+    this.#sync();
     checkString("key", key);
     const s = this.#slot(key);
     if (s === undefined) return false;
@@ -810,6 +981,7 @@ export class TtlCache {
 
   /** Sets an absolute deadline `ms` from now; `ms <= 0` deletes. */
   expire(key, ms, cond) {
+    this.#sync();
     checkString("key", key);
     checkNumber("ms", ms);
     return this.#expire(this.#liveSlot(key), ms, true, condCode(cond));
@@ -817,6 +989,7 @@ export class TtlCache {
 
   /** Sets an absolute deadline at `time` (ms or `Date`); a past time deletes. */
   expireAt(key, time, cond) {
+    this.#sync();
     checkString("key", key);
     const t = toTime("time", time);
     return this.#expire(this.#liveSlot(key), t, false, condCode(cond));
@@ -830,6 +1003,7 @@ export class TtlCache {
 
   /** Drops both clocks. @returns {boolean} true if the key had one */
   persist(key) {
+    this.#sync();
     checkString("key", key);
     const s = this.#liveSlot(key);
     return s !== NIL && this.#e().persist(s);
@@ -837,6 +1011,7 @@ export class TtlCache {
 
   /** Ms until the earliest deadline; `Infinity` if none; `undefined` if missing. */
   ttl(key) {
+    this.#sync();
     checkString("key", key);
     const s = this.#liveSlot(key);
     if (s === NIL) return undefined;
@@ -857,13 +1032,28 @@ export class TtlCache {
     return v instanceof Hash ? this.#liveFields(s, v) : v;
   }
 
+  /**
+   * Live [key, slot] pairs. The clock is read before each step rather than
+   * once: the caller may await between steps.
+   */
+  *#liveSlots() {
+    const it = this.#index.entries();
+    for (;;) {
+      if (this.#seen !== epoch) this.#time();
+      const r = it.next();
+      if (r.done) return;
+      const s = r.value[1];
+      if (s >= 0 && this.#liveKey(s)) yield r.value;
+    }
+  }
+
   keys() {
     this.#alive();
     return this.#keysGen();
   }
 
   *#keysGen() {
-    for (const [k, s] of this.#index) if (s >= 0 && this.#liveKey(s)) yield k;
+    for (const [k] of this.#liveSlots()) yield k;
   }
 
   values() {
@@ -872,7 +1062,7 @@ export class TtlCache {
   }
 
   *#valuesGen() {
-    for (const [, s] of this.#index) if (s >= 0 && this.#liveKey(s)) yield this.#valueOf(s);
+    for (const [, s] of this.#liveSlots()) yield this.#valueOf(s);
   }
 
   entries() {
@@ -881,7 +1071,7 @@ export class TtlCache {
   }
 
   *#entriesGen() {
-    for (const [k, s] of this.#index) if (s >= 0 && this.#liveKey(s)) yield [k, this.#valueOf(s)];
+    for (const [k, s] of this.#liveSlots()) yield [k, this.#valueOf(s)];
   }
 
   [Symbol.iterator]() {
@@ -899,6 +1089,7 @@ export class TtlCache {
 
   /** Counters and gauges for tuning. */
   stats() {
+    this.#sync();
     const p = this.#e().stats() >>> 3;
     sync();
     const a = F64.slice(p, p + 15);
@@ -953,6 +1144,7 @@ export class TtlCache {
 
   /** Writes a hash field. @returns {boolean} true if the field is new */
   hset(key, field, value, opts) {
+    this.#sync();
     checkString("key", key);
     checkString("field", field);
     checkValue(value);
@@ -1021,6 +1213,7 @@ export class TtlCache {
 
   /** A live field's value, restarting the field's and the key's idle windows. */
   hget(key, field) {
+    this.#sync();
     checkString("key", key);
     checkString("field", field);
     const s = this.#slot(key);
@@ -1053,6 +1246,7 @@ export class TtlCache {
 
   /** Whether the field is live. No touch. */
   hhas(key, field) {
+    this.#sync();
     checkString("key", key);
     checkString("field", field);
     return this.#fieldSlot(this.#hashSlot(key), field) !== NIL;
@@ -1060,6 +1254,7 @@ export class TtlCache {
 
   /** Removes a field; the last one takes the key. @returns {boolean} */
   hdel(key, field) {
+    this.#sync();
     checkString("key", key);
     checkString("field", field);
     const f = this.#fieldSlot(this.#hashSlot(key), field);
@@ -1071,6 +1266,7 @@ export class TtlCache {
 
   /** Number of live fields (0 if the key is missing). */
   hlen(key) {
+    this.#sync();
     checkString("key", key);
     const h = this.#hashSlot(key);
     if (h === NIL) return 0;
@@ -1081,6 +1277,7 @@ export class TtlCache {
 
   /** A `Map` of the live fields (empty if the key is missing). No touch. */
   hgetall(key) {
+    this.#sync();
     checkString("key", key);
     const h = this.#hashSlot(key);
     return h === NIL ? new Map() : this.#liveFields(h, this.#vals[h]);
@@ -1088,6 +1285,7 @@ export class TtlCache {
 
   /** Sets a field's absolute deadline `ms` from now; `ms <= 0` deletes it. */
   hexpire(key, field, ms, cond) {
+    this.#sync();
     checkString("key", key);
     checkString("field", field);
     checkNumber("ms", ms);
@@ -1097,6 +1295,7 @@ export class TtlCache {
 
   /** Sets a field's absolute deadline at `time`; a past time deletes it. */
   hexpireAt(key, field, time, cond) {
+    this.#sync();
     checkString("key", key);
     checkString("field", field);
     const t = toTime("time", time);
@@ -1106,6 +1305,7 @@ export class TtlCache {
 
   /** Drops a field's clocks. @returns {boolean} true if it had one */
   hpersist(key, field) {
+    this.#sync();
     checkString("key", key);
     checkString("field", field);
     const f = this.#fieldSlot(this.#hashSlot(key), field);
@@ -1114,6 +1314,7 @@ export class TtlCache {
 
   /** Ms until the field goes (its own clocks or its key's, whichever first). */
   httl(key, field) {
+    this.#sync();
     checkString("key", key);
     checkString("field", field);
     const h = this.#hashSlot(key);
@@ -1139,6 +1340,7 @@ export class TtlCache {
     // another key's clocks or value. The snapshot is the cache as it was
     // when snapshot() was called.
     this.#alive();
+    this.#sync();
     const sized = this.#sizeOf !== undefined;
     const rows = []; // per entry: key, value or null, abs, last, idle, weight, then per field the same
     const shape = []; // per entry: -1 plain, or its number of fields
@@ -1160,7 +1362,7 @@ export class TtlCache {
     }
     const o = this.#opts;
     const w = new Writer();
-    w.header(this.#now, o.ttl, o.idle, o.maxEntries, o.maxBytes, o.sweepBudget, shape.length);
+    w.header(this.#now, this.#clock !== undefined, o.ttl, o.idle, o.maxEntries, o.maxBytes, o.sweepBudget, shape.length);
     let r = 0;
     for (let i = 0; i < shape.length; i++) {
       const key = rows[r];
@@ -1209,10 +1411,13 @@ export class TtlCache {
    * A new cache from `snapshot()` bytes, with every entry, field, clock and
    * data option they hold. `opts` gives what bytes cannot: `dispose`,
    * `sizeOf` (required when the snapshot has `maxBytes`; sizes recorded in
-   * the snapshot are kept, `sizeOf` measures later writes). Corrupt bytes
-   * throw `Error`.
+   * the snapshot are kept, `sizeOf` measures later writes), and `now` or
+   * `clock` to change the clock mode: without them the cache keeps the
+   * snapshot's (manual at its time, or following `Date.now()`); either way
+   * it never runs back behind the snapshot's time. Corrupt bytes throw
+   * `Error`.
    * @param {Uint8Array} bytes
-   * @param {{dispose?: Function, sizeOf?: Function}} [opts]
+   * @param {{dispose?: Function, sizeOf?: Function, now?: number, clock?: () => number}} [opts]
    * @returns {TtlCache}
    */
   static restore(bytes, opts) {
@@ -1224,6 +1429,9 @@ export class TtlCache {
     checkOptions("opts", o, RESTORE_OPTIONS);
     const sizeOf = optionalFunction("sizeOf", o.sizeOf);
     const dispose = optionalFunction("dispose", o.dispose);
+    const optNow = o.now;
+    const optClock = o.clock;
+    clockOption(optNow, optClock);
     // Our own copy: the bytes are read twice (checked in wasm, then decoded
     // here), and must be the same bytes both times.
     const copy = Uint8Array.prototype.slice.call(bytes);
@@ -1238,11 +1446,15 @@ export class TtlCache {
     } finally {
       sync();
     }
+    // The clock mode is a header flag of version 2 (the decoder checked it);
+    // version 1 had none and reads as manual. Options override it.
+    const follows = copy[4] >= 2 && (copy[6] & 1) !== 0;
     let c;
     adopting = raw;
     try {
       c = new TtlCache({
-        now: h[0],
+        now: optClock !== undefined ? undefined : optNow !== undefined ? optNow : follows ? undefined : h[0],
+        clock: optClock,
         ttl: h[1],
         idle: h[2],
         maxEntries: h[3],
@@ -1455,13 +1667,15 @@ class Writer {
     this.n += bytes.length;
   }
 
-  header(now, ttl, idle, maxEntries, maxBytes, sweepBudget, count) {
+  header(now, follows, ttl, idle, maxEntries, maxBytes, sweepBudget, count) {
     this.u8(0x89);
     this.u8(0x4c); // "LPS"
     this.u8(0x50);
     this.u8(0x53);
-    this.u8(1); // version 1, LE
-    for (let i = 0; i < 11; i++) this.u8(0); // version high byte, flags, length (patched)
+    this.u8(2); // version 2, LE
+    this.u8(0);
+    this.u8(follows ? 1 : 0); // flags: bit 0, the clock follows a clock (not manual)
+    for (let i = 0; i < 9; i++) this.u8(0); // flags high byte, length (patched)
     this.f64(now);
     this.f64(ttl);
     this.f64(idle);

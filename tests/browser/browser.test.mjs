@@ -5,8 +5,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
-import { copyFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { createRequire } from "node:module";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import sirv from "sirv";
@@ -16,8 +15,6 @@ import * as esbuild from "esbuild";
 const here = dirname(fileURLToPath(import.meta.url));
 const consumer = join(here, "..", ".."); // build/consumer: tests/ and node_modules/lapse
 const out = join(consumer, "out");
-const require = createRequire(import.meta.url);
-const wasmPath = require.resolve("lapse/lapse_bg.wasm");
 
 let server;
 let base;
@@ -58,14 +55,14 @@ function assertClean({ result, problems, wasmTypes }) {
   assert.deepEqual(problems, [], "no console errors, page errors or failed requests");
   assert.ok(result, "the page reported a result");
   assert.equal(result.ok, true, result.error);
-  assert.deepEqual(wasmTypes, ["application/wasm"], "the wasm was fetched once, as application/wasm");
+  assert.deepEqual(wasmTypes, [], "the wasm is embedded in the JS: no .wasm request");
 }
 
 test("chromium: plain ESM with an import map, no bundler", async () => {
   assertClean(await run("/tests/browser/importmap.html"));
 });
 
-test("chromium: esbuild bundle (wasm copied next to the bundle)", async () => {
+test("chromium: esbuild bundle, nothing configured or copied", async () => {
   const dir = join(out, "esbuild");
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
@@ -80,10 +77,7 @@ test("chromium: esbuild bundle (wasm copied next to the bundle)", async () => {
     logLevel: "warning",
     metafile: true,
   });
-  assert.match(Object.keys(r.metafile.inputs).join("\n"), /node_modules\/lapse\/dist\/browser\.js/, "browser entry chosen");
-  // esbuild leaves `new URL("./lapse_bg.wasm", import.meta.url)` as is: the
-  // bundle looks for the wasm beside itself, so ship it there.
-  copyFileSync(wasmPath, join(dir, "lapse_bg.wasm"));
+  assert.match(Object.keys(r.metafile.inputs).join("\n"), /node_modules\/lapse\/dist\/lapse\.js/, "browser entry chosen");
   writeFileSync(
     join(dir, "index.html"),
     `<!doctype html><meta charset="utf-8"><link rel="icon" href="data:,"><title>lapse: esbuild</title>

@@ -6,7 +6,9 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { TtlCache } from "lapse";
 
-const GOLDEN = new URL("../data/golden-v1.bin", import.meta.url);
+const GOLDEN = new URL("../data/golden-v2.bin", import.meta.url);
+// The same content in format version 1 (no clock mode), which restore still reads.
+const GOLDEN_V1 = new URL("../data/golden-v1.bin", import.meta.url);
 
 function roundTrip(c, opts) {
   return TtlCache.restore(c.snapshot(), opts);
@@ -138,6 +140,10 @@ test("the snapshot bytes match the committed golden file (written by the Rust en
   assert.equal(r.ttl("plain"), 5000);
   assert.equal(r.httl("h", "f\u0192"), 50);
   assert.deepEqual(r.snapshot(), golden);
+  // Version 1 bytes restore to the same cache, on a manual clock.
+  const v1 = TtlCache.restore(new Uint8Array(readFileSync(GOLDEN_V1)));
+  assert.equal(v1.now, 1050);
+  assert.deepEqual(v1.snapshot(), golden);
 });
 
 test("every single-byte corruption, truncation and extension is rejected with an Error", () => {
@@ -186,7 +192,7 @@ test("hostile bytes fail fast with a message, never a trap", () => {
     "not a lapse snapshot": new TextEncoder().encode("{\"json\": true}"),
     "unsupported format version": (() => {
       const b = new TtlCache({ now: 0 }).snapshot();
-      b[4] = 2;
+      b[4] = 3;
       return b;
     })(),
     // 2^62 entries declared in a tiny body.
@@ -235,7 +241,9 @@ test("restore: wrong types and options", () => {
   }
   for (const [opts, arg] of [
     [{ ttl: 5 }, "ttl"],
-    [{ now: 5 }, "now"],
+    [{ now: 5, clock: () => 5 }, "now"],
+    [{ now: "5" }, "now"],
+    [{ clock: 5 }, "clock"],
     [{ disposer: () => {} }, "disposer"],
     [null, "opts"],
     ["x", "opts"],

@@ -6,7 +6,7 @@ import { smoke } from "./smoke.mjs";
 
 test("node ESM: import resolves to the node entry", () => {
   const url = import.meta.resolve("lapse");
-  assert.match(url, /\/node_modules\/lapse\/dist\/node\.js$/);
+  assert.match(url, /\/node_modules\/lapse\/dist\/lapse\.js$/);
 });
 
 test("node ESM: TtlCache works with no init call", () => {

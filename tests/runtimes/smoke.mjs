@@ -54,5 +54,16 @@ export function smoke(TtlCache) {
   w.set("x", "y", { ttl: 60_000 });
   eq(w.get("x"), "y", "default clock");
 
+  // An error raised in wasm: its message crosses into JS as a string, decoded
+  // by the glue (TextDecoder, or the fallback where there is none: Jest jsdom).
+  let err = null;
+  try {
+    TtlCache.restore(new Uint8Array(16));
+  } catch (e) {
+    err = e;
+  }
+  check(err instanceof Error, `restore(garbage) throws an Error, got ${String(err)}`);
+  check(/bytes/.test(err.message) && !err.message.includes("\ufffd"), `error message decoded: ${err.message}`);
+
   return { ok: true, a: "expired", b: "two", idle: "expired", keys: 5_000 };
 }

@@ -87,7 +87,11 @@ c.now = 5;
 // @ts-expect-error size is read-only
 c.size = 5;
 c.clear();
-void [now, removed, removed2, purged, size];
+const next: number = c.nextExpiry();
+const followed = new TtlCache<number>({ clock: () => performance.timeOrigin + performance.now(), ttl: 5_000 });
+// @ts-expect-error a clock is a function returning ms
+new TtlCache({ clock: 5 });
+void [now, removed, removed2, purged, size, next, followed];
 
 // ---- iteration (a hash key yields a Map of its live fields)
 const nameOf = (v: Entry<{ name: string }>): string => (v instanceof Map ? `${v.size} fields` : v.name);
@@ -144,8 +148,10 @@ const back: TtlCache<{ name: string }> = TtlCache.restore<{ name: string }>(byte
 });
 // @ts-expect-error restore takes bytes
 TtlCache.restore("not bytes");
-// @ts-expect-error restore options are dispose and sizeOf only
+// @ts-expect-error restore options are dispose, sizeOf, now and clock only
 TtlCache.restore(bytes, { ttl: 5 });
+TtlCache.restore(bytes, { now: 0 });
+TtlCache.restore(bytes, { clock: () => Date.now() });
 void back;
 
 // ---- exported helper types

@@ -6,6 +6,8 @@ import { smoke } from "../runtimes/smoke.mjs";
 
 const cache = new TtlCache({ ttl: 60_000 });
 const startedAt = cache.now; // Date.now() at module scope (0 in workerd)
+// Never ticked: its entries must expire by the request clock on their own.
+const untouched = new TtlCache({ ttl: 60_000 });
 
 function json(body, status = 200) {
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
@@ -15,6 +17,11 @@ export default {
   async fetch(request) {
     const url = new URL(request.url);
     const key = url.searchParams.get("key") ?? "";
+    if (url.pathname === "/lazy/set") {
+      untouched.set(key, "v", { ttl: Number(url.searchParams.get("ttl") ?? 60_000) });
+      return json({ ok: true });
+    }
+    if (url.pathname === "/lazy/get") return json({ found: untouched.get(key) !== undefined, now: untouched.now });
     cache.tick();
     switch (url.pathname) {
       case "/set":

@@ -105,6 +105,17 @@ test("workerd: entries expire by the request clock", async () => {
   assert.equal((await get("/get?key=short")).status, 404);
 });
 
+test("workerd: a module-scope cache that is never ticked expires by the request clock", async () => {
+  await get("/lazy/set?key=short&ttl=400");
+  await get("/lazy/set?key=long");
+  assert.equal((await get("/lazy/get?key=short")).body.found, true);
+  await new Promise((r) => setTimeout(r, 500));
+  assert.equal((await get("/lazy/get?key=short")).body.found, false);
+  const long = (await get("/lazy/get?key=long")).body;
+  assert.equal(long.found, true);
+  assert.ok(long.now > 1e12, `request-time clock: ${long.now}`);
+});
+
 test("workerd: smoke test inside the worker", async () => {
   const r = await get("/smoke");
   assert.equal(r.status, 200, JSON.stringify(r.body));

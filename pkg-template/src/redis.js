@@ -1,0 +1,320 @@
+// lapse/redis: a near cache. A TtlCache in this process in front of Redis (or
+// Valkey), kept coherent by RESP3 client tracking in broadcasting mode: the
+// server pushes an invalidation for every key any client changes, and the
+// local copy goes. Redis stays the source of truth; the local copy is only
+// ever a shortcut to a value Redis held.
+//
+// Why BCAST + NOLOOP rather than node-redis's default tracking: the default
+// mode only tracks keys this connection has *read*, so a copy stored after our
+// own SET would never be invalidated by a later remote write. Broadcasting
+// tracks every key (optionally only under `prefix`), and NOLOOP keeps our own
+// writes from invalidating the copies they just stored.
+//
+// Staleness is bounded three ways: invalidations (milliseconds), the local
+// deadline (never later than the key's deadline in Redis, and the local `ttl`
+// if an invalidation is lost), and disconnects (every local copy is dropped,
+// and nothing is stored again until tracking is back on).
+import { createClient } from "redis";
+import { TtlCache } from "lapse";
+
+/** JSON, the default codec: what other processes (and redis-cli) can read. */
+const JSON_CODEC = Object.freeze({ encode: (v) => JSON.stringify(v), decode: (s) => JSON.parse(s) });
+
+const OWN_OPTIONS = new Set(["codec", "redis", "prefix"]);
+const SET_OPTIONS = new Set(["ttl"]);
+
+function checkKey(key) {
+  if (typeof key !== "string") throw new TypeError(`key: must be a string, got ${typeof key}`);
+}
+
+function checkTtl(ttl) {
+  if (ttl === undefined) return;
+  if (typeof ttl !== "number") throw new TypeError(`ttl: must be a number, got ${typeof ttl}`);
+  if (!(ttl > 0)) throw new RangeError(`ttl: must be a positive number of milliseconds or Infinity, got ${ttl}`);
+}
+
+function checkSetOptions(opts) {
+  if (opts === undefined) return undefined;
+  if (opts === null || typeof opts !== "object") throw new TypeError("opts: must be an object");
+  for (const k in opts) {
+    if (!SET_OPTIONS.has(k)) throw new TypeError(`opts: unknown option ${JSON.stringify(k)} (NearCache.set takes ttl)`);
+  }
+  checkTtl(opts.ttl);
+  return opts.ttl;
+}
+
+/**
+ * A `TtlCache` in front of Redis, invalidated by the server.
+ *
+ * ```js
+ * const near = await NearCache.connect("redis://127.0.0.1:6379", { ttl: 60_000, maxEntries: 100_000 });
+ * await near.set("user:1", { name: "Ada" }, { ttl: 300_000 });
+ * await near.get("user:1");
+ * ```
+ */
+export class NearCache {
+  #client;
+  #local;
+  #codec;
+  #prefix;
+  /** True once the server broadcasts invalidations to this connection. */
+  #tracking = false;
+  /** Bumped whenever every local copy is dropped (disconnect, flush). */
+  #epoch = 0;
+  /** key -> in-flight read or fetch: `{ promise, invalidated }`. */
+  #loads = new Map();
+  /** key -> running fetch (Redis read, then loader, then write). */
+  #fetches = new Map();
+  /** The local copy's default `ttl`: a copy never outlives it, nor Redis's deadline. */
+  #localTtl = Infinity;
+  #closed = false;
+  #invalidations = 0;
+  #remoteReads = 0;
+  #onInvalidate;
+  #onDown;
+  #onReady;
+
+  /**
+   * Connects to Redis and returns a ready near cache.
+   *
+   * `options`: every `TtlCache` option for the local copy (`ttl`, `idle`,
+   * `maxEntries`, `maxBytes` + `sizeOf`, `sweepBudget`, `dispose`), plus
+   * `codec` (`{ encode(value) => string, decode(string) => value }`, JSON by
+   * default), `prefix` (a string or array: only keys under these prefixes are
+   * cached locally and tracked) and `redis` (extra node-redis `createClient`
+   * options; `RESP: 3` and tracking are set by lapse).
+   */
+  static async connect(url, options = {}) {
+    if (typeof url !== "string") throw new TypeError(`url: must be a string, got ${typeof url}`);
+    const near = new NearCache(url, options);
+    try {
+      await near.#client.connect();
+      await near.#track();
+    } catch (e) {
+      near.#client.destroy?.();
+      throw e;
+    }
+    return near;
+  }
+
+  /** Use {@link NearCache.connect}. */
+  constructor(url, options) {
+    if (options === null || typeof options !== "object") throw new TypeError("options: must be an object");
+    const local = {};
+    for (const k of Object.keys(options)) if (!OWN_OPTIONS.has(k)) local[k] = options[k];
+    const { codec = JSON_CODEC, redis = {}, prefix } = options;
+    if (typeof codec?.encode !== "function" || typeof codec?.decode !== "function") {
+      throw new TypeError("codec: must be an object with encode(value) and decode(string) functions");
+    }
+    const prefixes = prefix === undefined ? [] : Array.isArray(prefix) ? prefix : [prefix];
+    for (const p of prefixes) if (typeof p !== "string") throw new TypeError("prefix: must be a string or an array of strings");
+    if (redis === null || typeof redis !== "object") throw new TypeError("redis: must be an object of node-redis client options");
+    this.#local = new TtlCache(local); // validates the TtlCache options (TypeError/RangeError)
+    if (typeof local.ttl === "number") this.#localTtl = local.ttl;
+    this.#codec = codec;
+    this.#prefix = prefixes;
+    this.#client = createClient({ ...redis, url, RESP: 3, emitInvalidate: true });
+    this.#onInvalidate = (key) => this.#invalidate(key);
+    this.#onDown = () => this.#down();
+    this.#onReady = () => {
+      // node-redis re-sends its own default-mode CLIENT TRACKING ON on every
+      // reconnect; switch back to broadcasting before storing anything.
+      if (!this.#closed) this.#track().catch(() => this.#down());
+    };
+    this.#client.on("invalidate", this.#onInvalidate);
+    this.#client.on("error", this.#onDown);
+    this.#client.on("end", this.#onDown);
+    this.#client.on("reconnecting", this.#onDown);
+    this.#client.on("ready", this.#onReady);
+  }
+
+  /** The `TtlCache` holding the local copies (read it; write through the NearCache). */
+  get local() {
+    return this.#local;
+  }
+
+  /** The node-redis client (RESP3, tracking on). */
+  get client() {
+    return this.#client;
+  }
+
+  /** Counters: the local cache's `stats()` plus `invalidations` received and `remoteReads` sent. */
+  stats() {
+    return { ...this.#local.stats(), invalidations: this.#invalidations, remoteReads: this.#remoteReads };
+  }
+
+  async #track() {
+    this.#tracking = false;
+    const on = ["CLIENT", "TRACKING", "ON", "BCAST", "NOLOOP"];
+    for (const p of this.#prefix) on.push("PREFIX", p);
+    await this.#client.sendCommand(["CLIENT", "TRACKING", "OFF"]);
+    await this.#client.sendCommand(on);
+    this.#dropAll();
+    this.#tracking = true;
+  }
+
+  #tracked(key) {
+    if (this.#prefix.length === 0) return true;
+    for (const p of this.#prefix) if (key.startsWith(p)) return true;
+    return false;
+  }
+
+  #dropAll() {
+    this.#epoch++;
+    for (const load of this.#loads.values()) load.invalidated = true;
+    this.#local.clear();
+  }
+
+  #down() {
+    this.#tracking = false;
+    this.#dropAll();
+  }
+
+  #invalidate(key) {
+    this.#invalidations++;
+    if (key === null || key === undefined) {
+      this.#dropAll(); // FLUSHALL, FLUSHDB, or the server's tracking table overflowed
+      return;
+    }
+    this.#forget(typeof key === "string" ? key : key.toString());
+  }
+
+  /** The key changed: drop the copy, and keep a read in flight from storing its answer. */
+  #forget(key) {
+    const load = this.#loads.get(key);
+    if (load !== undefined) load.invalidated = true;
+    this.#local.delete(key);
+  }
+
+  /**
+   * Stores a local copy that expires no later than `deadline` (a local time),
+   * unless the key changed, or tracking went down, since `epoch` was read.
+   */
+  #keep(key, value, deadline, load, epoch) {
+    if (!this.#tracking || epoch !== this.#epoch || load?.invalidated || !this.#tracked(key)) return;
+    const now = this.#local.now;
+    const at = Math.min(deadline, now + this.#localTtl);
+    if (at === Infinity) {
+      this.#local.set(key, value); // the local defaults (idle) apply
+    } else if (at > now) {
+      this.#local.set(key, value, { expireAt: at });
+    }
+  }
+
+  /**
+   * Reads Redis, coalesced per key: GET and PTTL in one MULTI, so no write can
+   * land between them (its invalidation then arrives either before the reply,
+   * and the answer is not stored, or after it, and deletes the stored copy).
+   */
+  #remote(key) {
+    const running = this.#loads.get(key);
+    if (running !== undefined) return running.promise;
+    const load = { promise: null, invalidated: false };
+    const epoch = this.#epoch;
+    const sent = this.#local.now;
+    this.#remoteReads++;
+    load.promise = this.#client
+      .multi()
+      .get(key)
+      .pTTL(key)
+      .exec()
+      .then(([raw, pttl]) => {
+        if (raw === null || raw === undefined) return undefined;
+        const value = this.#codec.decode(typeof raw === "string" ? raw : raw.toString());
+        // PTTL -1: no deadline in Redis; -2: no key.
+        if (pttl !== -2) this.#keep(key, value, pttl === -1 ? Infinity : sent + pttl, load, epoch);
+        return value;
+      })
+      .finally(() => {
+        if (this.#loads.get(key) === load) this.#loads.delete(key);
+      });
+    this.#loads.set(key, load);
+    return load.promise;
+  }
+
+  /** The value: the local copy, or Redis's (which then becomes the local copy). `undefined` if Redis has none. */
+  async get(key) {
+    checkKey(key);
+    this.#open();
+    const hit = this.#local.get(key);
+    if (hit !== undefined) return hit;
+    return this.#remote(key);
+  }
+
+  /**
+   * Writes to Redis (`SET key value [PX ttl]`) and keeps a local copy that
+   * expires no later than the key does in Redis. Resolves to `this`.
+   */
+  async set(key, value, opts) {
+    checkKey(key);
+    const ttl = checkSetOptions(opts);
+    if (value === undefined) throw new TypeError("value: must not be undefined (use delete() to remove a key)");
+    this.#open();
+    const encoded = this.#codec.encode(value);
+    if (typeof encoded !== "string") throw new TypeError("codec.encode: must return a string");
+    const copy = this.#codec.decode(encoded); // what every other reader of Redis will see
+    this.#forget(key);
+    const epoch = this.#epoch;
+    const sent = this.#local.now;
+    const px = ttl === undefined || ttl === Infinity ? undefined : Math.ceil(ttl);
+    await this.#client.set(key, encoded, px === undefined ? undefined : { expiration: { type: "PX", value: px } });
+    this.#keep(key, copy, px === undefined ? Infinity : sent + ttl, this.#loads.get(key), epoch);
+    return this;
+  }
+
+  /** Deletes the key in Redis and here; `true` if Redis had it. */
+  async delete(key) {
+    checkKey(key);
+    this.#open();
+    this.#forget(key);
+    return (await this.#client.del(key)) > 0;
+  }
+
+  /**
+   * Local copy, else Redis, else `loader(key, { signal })`, whose result is
+   * written to Redis (with `opts.ttl`) and kept here. Concurrent fetches of a
+   * key share one Redis read and one loader call. `undefined` stores nothing.
+   */
+  async fetch(key, loader, opts) {
+    checkKey(key);
+    if (typeof loader !== "function") throw new TypeError(`loader: must be a function, got ${typeof loader}`);
+    checkSetOptions(opts);
+    this.#open();
+    const hit = this.#local.get(key);
+    if (hit !== undefined) return hit;
+    const running = this.#fetches.get(key);
+    if (running !== undefined) return running;
+    const run = (async () => {
+      const remote = await this.#remote(key);
+      if (remote !== undefined) return remote;
+      const controller = new AbortController();
+      const value = await loader(key, { signal: controller.signal });
+      if (value === undefined) return undefined;
+      await this.set(key, value, opts);
+      return value;
+    })().finally(() => this.#fetches.delete(key));
+    this.#fetches.set(key, run);
+    return run;
+  }
+
+  #open() {
+    if (this.#closed) throw new Error("NearCache: closed");
+  }
+
+  /** Drops every local copy and closes the connection. */
+  async close() {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#down();
+    const c = this.#client;
+    c.off("invalidate", this.#onInvalidate);
+    c.off("ready", this.#onReady);
+    try {
+      await c.close();
+    } finally {
+      c.off("error", this.#onDown);
+      c.off("end", this.#onDown);
+      c.off("reconnecting", this.#onDown);
+    }
+  }
+}

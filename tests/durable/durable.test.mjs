@@ -1,0 +1,173 @@
+// lapse/durable in workerd (the npm package): a Durable Object with SQLite
+// storage on local disk under a temp folder, restarted mid-test.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, copyFileSync, writeFileSync, rmSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+import { freePort, waitForHttp } from "../lib/net.mjs";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const require = createRequire(import.meta.url);
+const out = join(here, "..", "..", "out", "durable");
+const storageDir = mkdtempSync(join(tmpdir(), "lapse-durable-"));
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+let child;
+let base;
+let log = "";
+
+async function start() {
+  log = "";
+  const workerd = await import("workerd");
+  const bin = typeof workerd.default === "string" ? workerd.default : workerd.default.default;
+  child = spawn(bin, ["serve", join(out, "config.capnp"), "--experimental"], { stdio: ["ignore", "pipe", "pipe"] });
+  child.stdout.on("data", (d) => (log += d));
+  child.stderr.on("data", (d) => (log += d));
+  let dead = false;
+  child.on("exit", () => (dead = true));
+  try {
+    await waitForHttp(`${base}/info?name=probe`, 30_000, () => dead);
+  } catch (e) {
+    throw new Error(`${e.message}\nworkerd output:\n${log}`);
+  }
+}
+
+async function stop() {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((r) => child.once("exit", r));
+  child.kill("SIGKILL"); // as hard as an eviction gets: nothing is flushed on the way out
+  await exited;
+}
+
+before(async () => {
+  mkdirSync(out, { recursive: true });
+  await build({
+    entryPoints: [join(here, "worker.mjs")],
+    outfile: join(out, "worker.js"),
+    bundle: true,
+    format: "esm",
+    platform: "neutral",
+    conditions: ["workerd", "worker", "browser"],
+    external: ["*.wasm", "cloudflare:workers"],
+    logLevel: "warning",
+  });
+  copyFileSync(require.resolve("lapse/lapse_bg.wasm"), join(out, "lapse_bg.wasm"));
+  const port = await freePort();
+  base = `http://127.0.0.1:${port}`;
+  writeFileSync(
+    join(out, "config.capnp"),
+    `using Workerd = import "/workerd/workerd.capnp";
+
+const config :Workerd.Config = (
+  services = [ (name = "main", worker = .w), (name = "do-disk", disk = (path = ${JSON.stringify(storageDir)}, writable = true)) ],
+  sockets = [ (name = "http", address = "127.0.0.1:${port}", http = (), service = "main") ],
+);
+
+const w :Workerd.Worker = (
+  modules = [
+    (name = "worker.js", esModule = embed "worker.js"),
+    (name = "lapse_bg.wasm", wasm = embed "lapse_bg.wasm"),
+  ],
+  compatibilityDate = "2025-09-01",
+  durableObjectNamespaces = [ (className = "SharedCache", uniqueKey = "lapse-durable-test", enableSql = true) ],
+  durableObjectStorage = (localDisk = "do-disk"),
+  bindings = [ (name = "CACHE", durableObjectNamespace = "SharedCache") ],
+);
+`,
+  );
+  await start();
+});
+
+after(async () => {
+  await stop();
+  rmSync(storageDir, { recursive: true, force: true });
+});
+
+async function call(path, params) {
+  const u = new URL(path, base);
+  const asJson = new Set(["value", "opts", "cfg"]);
+  for (const [k, v] of Object.entries(params)) u.searchParams.set(k, asJson.has(k) ? JSON.stringify(v) : String(v));
+  const r = await fetch(u);
+  const body = await r.json();
+  if (r.status === 500) throw new Error(`${path}: ${body.error}\n${log}`);
+  return body;
+}
+
+test("a value written in one request is read in another, and survives a restart of workerd", async () => {
+  const name = "persist";
+  await call("/set", { name, cfg: { ttl: 3_600_000, idle: 600_000 }, key: "user:1", value: { name: "Ada" } });
+  await call("/hset", { name, key: "session", field: "csrf", value: "t0k", opts: { ttl: 600_000 } });
+  assert.deepEqual((await call("/get", { name, key: "user:1" })).value, { name: "Ada" });
+  await stop();
+  await start();
+  const got = await call("/get", { name, key: "user:1" });
+  assert.equal(got.found, true, "rebuilt from storage before the first request");
+  assert.deepEqual(got.value, { name: "Ada" });
+  assert.ok(got.ttl <= 600_000 && got.ttl > 590_000, `idle window carried over: ttl ${got.ttl}`);
+  const h = await call("/hget", { name, key: "session", field: "csrf" });
+  assert.equal(h.value, "t0k");
+});
+
+test("deadlines survive a restart: a 2 s entry written before it is gone 2 s after its write", async () => {
+  const name = "deadline";
+  const asked = Date.now();
+  await call("/set", { name, cfg: {}, key: "short", value: 1, opts: { ttl: 2_000 } });
+  const written = Date.now(); // the object wrote at or before this
+  await call("/set", { name, key: "long", value: 2 });
+  await stop();
+  await start();
+  const checked = Date.now(); // the object reads at or after this
+  const mid = await call("/get", { name, key: "short" });
+  assert.equal(mid.found, true);
+  assert.ok(mid.ttl <= 2_000 - (checked - written) + 5, `deadline kept across the restart: ttl ${mid.ttl}, ${checked - written} ms after the write`);
+  await sleep(Math.max(0, asked + 2_100 - Date.now()));
+  assert.equal((await call("/get", { name, key: "short" })).found, false, "gone at its deadline");
+  assert.equal((await call("/get", { name, key: "long" })).found, true);
+});
+
+test("idle windows run on as if the object had never slept", async () => {
+  const name = "idle";
+  await call("/set", { name, cfg: { idle: 1_500 }, key: "k", value: "v" });
+  await sleep(600);
+  await stop();
+  await start();
+  await sleep(1_000); // 1.6 s since the write, no read in between
+  assert.equal((await call("/get", { name, key: "k" })).found, false, "the idle window did not restart at wake");
+});
+
+test("the alarm sweeps an expired entry out of storage, and re-arms", async () => {
+  const name = "alarm";
+  await call("/set", { name, cfg: {}, key: "gone", value: 1, opts: { ttl: 300 } });
+  await call("/set", { name, key: "kept", value: 2, opts: { ttl: 60_000 } });
+  let info = await call("/info", { name });
+  assert.ok(info.alarm !== null && info.alarm <= Date.now() + 300, "the alarm stands at the next deadline");
+  assert.equal((await call("/rows", { name })).count, 2);
+  let rows;
+  for (let i = 0; i < 60; i++) {
+    await sleep(50);
+    rows = await call("/rows", { name });
+    if (rows.count === 1) break;
+  }
+  assert.deepEqual(rows.rows.map((r) => r.key), ["kept"], "the alarm removed the expired row with no request touching it");
+  info = await call("/info", { name });
+  assert.ok(info.alarms >= 1, "alarm() ran");
+  assert.ok(info.alarm !== null && info.alarm > Date.now() + 50_000, "re-armed at the next deadline");
+});
+
+test("a write at capacity writes about one row, and the evicted entry leaves storage too", async () => {
+  const name = "bounded";
+  await call("/set", { name, cfg: { maxEntries: 2_000 }, key: "warm", value: 0 });
+  await call("/fill", { name, key: "k", n: 1_999 });
+  assert.equal((await call("/rows", { name })).count, 2_000);
+  const w = await call("/set", { name, key: "one-more", value: 1 });
+  assert.equal(w.size, 2_000);
+  assert.ok(w.writes <= 2, `the 2,001st write changed ${w.writes} rows' worth of statements (an insert and the evicted row's delete)`);
+  const rows = await call("/rows", { name });
+  assert.equal(rows.count, 2_000, "the evicted entry's row is gone");
+  const info = await call("/info", { name });
+  assert.deepEqual(new Set(rows.rows.map((r) => r.key)), new Set(info.keys), "storage holds exactly the cache's keys");
+});

@@ -1,0 +1,112 @@
+// A Worker whose Durable Object class holds a lapse DurableCache. Each object
+// (picked by ?name=) takes its cache options from its first request (?cfg=)
+// and keeps them in its own SQL table, so after a restart of workerd it wakes
+// with the same options. Storage writes are counted (statements that insert,
+// update or delete rows) to show that a write's cost does not grow with the cache.
+import { DurableObject } from "cloudflare:workers";
+import { DurableCache } from "lapse/durable";
+
+function json(body, status = 200) {
+  return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
+}
+
+/** `ctx` with its SQL API wrapped to count write statements. */
+function counting(ctx, counter) {
+  const sql = ctx.storage.sql;
+  const countingSql = {
+    exec(query, ...args) {
+      if (/^\s*(INSERT|UPDATE|DELETE)/i.test(query)) counter.writes++;
+      return sql.exec(query, ...args);
+    },
+  };
+  const storage = new Proxy(ctx.storage, {
+    get(target, p) {
+      if (p === "sql") return countingSql;
+      const v = target[p];
+      return typeof v === "function" ? v.bind(target) : v;
+    },
+  });
+  return { storage };
+}
+
+export class SharedCache extends DurableObject {
+  constructor(ctx, env) {
+    super(ctx, env);
+    this.counter = { writes: 0 };
+    this.woke = Date.now();
+    ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS test_cfg (v TEXT)");
+    const row = ctx.storage.sql.exec("SELECT v FROM test_cfg").toArray()[0];
+    this.cache = row ? this.#open(JSON.parse(row.v)) : null;
+  }
+
+  #open(cfg) {
+    return new DurableCache(counting(this.ctx, this.counter), cfg);
+  }
+
+  alarm() {
+    this.alarms = (this.alarms ?? 0) + 1;
+    return this.cache?.alarm();
+  }
+
+  async fetch(request) {
+    const url = new URL(request.url);
+    const q = (k) => url.searchParams.get(k);
+    if (!this.cache) {
+      const cfg = JSON.parse(q("cfg") ?? "{}");
+      this.ctx.storage.sql.exec("INSERT INTO test_cfg (v) VALUES (?)", JSON.stringify(cfg));
+      this.cache = this.#open(cfg);
+    }
+    const c = this.cache;
+    const key = q("key") ?? "";
+    const before = this.counter.writes;
+    try {
+      switch (url.pathname) {
+        case "/set": {
+          const opts = q("opts") ? JSON.parse(q("opts")) : undefined;
+          c.set(key, JSON.parse(q("value")), opts);
+          return json({ ok: true, writes: this.counter.writes - before, size: c.size });
+        }
+        case "/fill": {
+          const n = Number(q("n"));
+          for (let i = 0; i < n; i++) c.set(`${key}${i}`, { i });
+          return json({ ok: true, size: c.size });
+        }
+        case "/get": {
+          const v = c.get(key);
+          return json({ found: v !== undefined, value: v ?? null, ttl: c.ttl(key) ?? null });
+        }
+        case "/hset":
+          return json({ created: c.hset(key, q("field"), JSON.parse(q("value")), q("opts") ? JSON.parse(q("opts")) : undefined) });
+        case "/hget": {
+          const v = c.hget(key, q("field"));
+          return json({ found: v !== undefined, value: v ?? null, httl: c.httl(key, q("field")) ?? null });
+        }
+        case "/rows": {
+          const rows = this.ctx.storage.sql.exec("SELECT key, kind, field, abs, last, idle FROM _lapse_entries ORDER BY key, field").toArray();
+          return json({ rows, count: rows.length });
+        }
+        case "/info":
+          return json({
+            size: c.size,
+            now: c.now,
+            nextExpiry: c.nextExpiry() === Infinity ? null : c.nextExpiry(),
+            alarm: await this.ctx.storage.getAlarm(),
+            alarms: this.alarms ?? 0,
+            woke: this.woke,
+            keys: [...c.keys()],
+          });
+        default:
+          return json({ error: "not found" }, 404);
+      }
+    } catch (e) {
+      return json({ error: String(e?.message ?? e), name: e?.name }, 500);
+    }
+  }
+}
+
+export default {
+  fetch(request, env) {
+    const name = new URL(request.url).searchParams.get("name") ?? "main";
+    return env.CACHE.get(env.CACHE.idFromName(name)).fetch(request);
+  },
+};

@@ -1,0 +1,364 @@
+// The clock (API.md § Time): Date.now() followed lazily by default, read at
+// most once per synchronous run (a microtask ends the reading), `clock`,
+// manual `now`, time that never runs backwards, nextExpiry(), the write-time
+// reclaim that bounds memory without tick(), sweepBudget 0, and the clock
+// mode a snapshot keeps across restore. No timing asserts: the sleeps only
+// let real time pass.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { TtlCache } from "lapse";
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** A fake clock that counts its readings. */
+function fakeClock(start = 1000) {
+  const c = { t: start, calls: 0 };
+  c.read = () => {
+    c.calls++;
+    return c.t;
+  };
+  return c;
+}
+
+test("default clock: an entry is gone once its ttl has passed in real time, with no tick()", async () => {
+  const c = new TtlCache({ ttl: 50 });
+  c.set("a", 1);
+  c.set("b", 2, { ttl: 60_000 });
+  c.hset("h", "f", 3, { ttl: 50 });
+  assert.equal(c.get("a"), 1);
+  await sleep(120);
+  assert.equal(c.get("a"), undefined);
+  assert.equal(c.has("a"), false);
+  assert.equal(c.peek("a"), undefined);
+  assert.equal(c.hget("h", "f"), undefined);
+  assert.equal(c.get("b"), 2);
+  assert.deepEqual([...c.keys()], ["b"]);
+  const t = c.ttl("b");
+  assert.ok(t > 0 && t < 60_000, `ttl ${t}`);
+  assert.ok(Math.abs(c.now - Date.now()) < 1000, "cache.now follows Date.now()");
+});
+
+test("default clock: a write made after real time passed counts from the new time", async () => {
+  const c = new TtlCache();
+  const before = c.now;
+  await sleep(30);
+  c.set("k", 1, { ttl: 1000 });
+  assert.ok(c.now >= before + 20, `now moved: ${before} -> ${c.now}`);
+  assert.ok(c.ttl("k") > 990, "the deadline counts from the write, not from construction");
+});
+
+test("the clock is read at most once per synchronous run, and again after an await", async () => {
+  const clk = fakeClock();
+  const c = new TtlCache({ clock: clk.read, ttl: 100 });
+  const base = clk.calls; // the constructor reads it once
+  assert.equal(base, 1);
+  for (let i = 0; i < 1000; i++) {
+    c.set(`k${i}`, i);
+    c.get(`k${i}`);
+    c.has(`k${i}`);
+  }
+  c.ttl("k1");
+  void c.now;
+  [...c.keys()];
+  assert.equal(clk.calls, base, "one synchronous run: no reading beyond the first");
+  clk.t = 1100; // every entry's deadline
+  assert.equal(c.get("k1"), 1, "still the run's reading: time stands still within a run");
+  await null; // a microtask boundary, no timer
+  assert.equal(c.get("k1"), undefined, "a new run reads the clock again");
+  assert.equal(clk.calls, base + 1);
+  c.get("k2");
+  c.set("x", 1);
+  assert.equal(clk.calls, base + 1);
+  await Promise.resolve();
+  void c.now;
+  assert.equal(clk.calls, base + 2);
+});
+
+test("tick() with no argument takes a fresh reading, even within a run", () => {
+  const clk = fakeClock(0);
+  const c = new TtlCache({ clock: clk.read, ttl: 10 });
+  c.set("a", 1);
+  clk.t = 10;
+  assert.equal(c.get("a"), 1, "no new reading yet in this run");
+  assert.equal(c.tick(), 1);
+  assert.equal(c.now, 10);
+  assert.equal(c.get("a"), undefined);
+  // A manual clock's tick() defaults to Date.now().
+  const m = new TtlCache({ now: 0 });
+  m.tick();
+  assert.ok(Math.abs(m.now - Date.now()) < 1000);
+});
+
+test("a manual clock moves only with tick(t), across awaits and real time", async () => {
+  const c = new TtlCache({ now: 500, ttl: 10 });
+  c.set("a", 1);
+  await sleep(20);
+  assert.equal(c.now, 500);
+  assert.equal(c.get("a"), 1);
+  c.tick(510);
+  assert.equal(c.get("a"), undefined);
+});
+
+test("time never runs backwards: a followed clock that steps back un-expires nothing", async () => {
+  const clk = fakeClock(1000);
+  const c = new TtlCache({ clock: clk.read });
+  c.set("a", 1, { ttl: 100 });
+  c.set("b", 2, { ttl: 1000 });
+  clk.t = 1100;
+  await null;
+  assert.equal(c.get("a"), undefined);
+  assert.equal(c.now, 1100);
+  clk.t = 900; // the clock is set back
+  await null;
+  assert.equal(c.now, 1100);
+  assert.equal(c.has("a"), false);
+  assert.equal(c.ttl("b"), 900, "ttl counts from the latest time seen");
+  c.set("c", 3, { ttl: 50 });
+  assert.equal(c.ttl("c"), 50);
+  assert.equal(c.tick(), 0);
+  assert.equal(c.now, 1100);
+  c.tick(1050); // an explicit earlier time is ignored too
+  assert.equal(c.now, 1100);
+  clk.t = 1150;
+  await null;
+  assert.equal(c.has("c"), false, "c's deadline (1150) counts from 1100");
+});
+
+test("now together with clock is a TypeError; bad clocks are rejected", () => {
+  assert.throws(() => new TtlCache({ now: 0, clock: () => 0 }), (e) => e instanceof TypeError && /now/.test(e.message) && /clock/.test(e.message));
+  assert.throws(() => new TtlCache({ clock: 5 }), (e) => e instanceof TypeError && /clock/.test(e.message));
+  assert.throws(() => new TtlCache({ clock: () => "1" }), (e) => e instanceof TypeError && /clock/.test(e.message));
+  assert.throws(() => new TtlCache({ clock: () => NaN }), (e) => e instanceof RangeError && /clock/.test(e.message));
+  assert.throws(() => new TtlCache({ now: "0" }), (e) => e instanceof TypeError && /now/.test(e.message));
+  // A clock may be undefined-valued explicitly: that is the default clock.
+  assert.ok(Math.abs(new TtlCache({ clock: undefined }).now - Date.now()) < 1000);
+});
+
+test("a clock that goes bad later throws from the call that reads it, and the cache stays usable", async () => {
+  let t = 0;
+  const c = new TtlCache({ clock: () => t, ttl: 100 });
+  c.set("a", 1);
+  t = Infinity;
+  await null;
+  assert.throws(() => c.get("a"), (e) => e instanceof RangeError && /clock/.test(e.message));
+  t = 50;
+  await null;
+  assert.equal(c.get("a"), 1);
+});
+
+test("a clock that calls back into the cache neither recurses nor loses entries", async () => {
+  let t = 0;
+  let inside = 0;
+  let c = null;
+  const clock = () => {
+    inside++;
+    if (c !== null) {
+      c.get("a");
+      c.set("from-clock", inside);
+    }
+    return t;
+  };
+  c = new TtlCache({ clock, ttl: 100 });
+  c.set("a", 1);
+  t = 10;
+  await null;
+  assert.equal(c.get("a"), 1);
+  assert.equal(c.get("from-clock"), inside);
+  assert.equal(c.size, 2);
+});
+
+test("nextExpiry(): Infinity when empty, otherwise at or before the earliest deadline", () => {
+  const c = new TtlCache({ now: 0, sweepBudget: 2 });
+  assert.equal(c.nextExpiry(), Infinity);
+  c.set("forever", 1);
+  assert.equal(c.nextExpiry(), Infinity);
+  let seed = 7;
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+  const deadlines = new Map();
+  for (let i = 0; i < 300; i++) {
+    const ttl = 1 + Math.floor(rand() * 100_000);
+    c.set(`k${i}`, i, { ttl });
+    deadlines.set(`k${i}`, ttl);
+  }
+  c.hset("h", "f", 1, { ttl: 7 });
+  deadlines.set("h", 7);
+  const earliest = () => Math.min(...[...deadlines].filter(([k]) => c.has(k) || k === "h").map(([, d]) => d));
+  assert.ok(c.nextExpiry() <= 7, `${c.nextExpiry()}`);
+  // A host that ticks at nextExpiry() removes everything, never early, in
+  // a bounded number of wake-ups (the wheel narrows the bound as it goes;
+  // with whole-ms deadlines the bound is exact once it reaches a bucket of
+  // one ms, so ticking at it always makes progress).
+  let wakeups = 0;
+  for (let t = c.nextExpiry(); t !== Infinity; t = c.nextExpiry()) {
+    const live = [...deadlines].filter(([k]) => (k === "h" ? c.hhas("h", "f") : c.has(k)));
+    for (const [k, d] of live) assert.ok(t <= d, `nextExpiry ${t} after ${k}'s deadline ${d}`);
+    c.tick(t);
+    if (++wakeups > 5000) assert.fail("did not converge");
+  }
+  assert.equal(c.size, 1, "only the entry without a deadline is left");
+  assert.ok(earliest() > 0);
+  assert.ok(wakeups < 2000, `${wakeups} wake-ups`);
+  // Fractional deadlines: still never late (the bound may be up to 1 ms early).
+  const f = new TtlCache({ now: 0.25 });
+  f.set("a", 1, { ttl: 10.5 });
+  f.set("b", 1, { ttl: 100.125 });
+  f.set("c", 1, { ttl: 64 });
+  assert.ok(f.nextExpiry() <= 10.75, `${f.nextExpiry()}`);
+  assert.ok(f.nextExpiry() > 8, `${f.nextExpiry()}`);
+  f.tick(10.75);
+  assert.ok(f.nextExpiry() <= 64.25, `${f.nextExpiry()}`);
+  f.tick(64.25);
+  assert.ok(f.nextExpiry() <= 100.375, `${f.nextExpiry()}`);
+});
+
+test("nextExpiry(): expired entries a small sweep budget left behind still count", () => {
+  const c = new TtlCache({ now: 0, sweepBudget: 1 });
+  for (let i = 0; i < 5; i++) c.set(`k${i}`, i, { ttl: 10 });
+  c.set("late", 1, { ttl: 10_000 });
+  assert.equal(c.tick(100), 1);
+  assert.equal(c.size, 5);
+  assert.ok(c.nextExpiry() <= 10, `${c.nextExpiry()}`);
+});
+
+test("nextExpiry() sees inserts still queued on the JS side", () => {
+  const c = new TtlCache({ now: 0 });
+  c.set("a", 1, { ttl: 30 }); // an inline insert, not yet handed to the engine
+  const t = c.nextExpiry();
+  assert.ok(t <= 30 && t >= 0, `${t}`);
+});
+
+/** A steady stream: one write per ms of a fake clock, each in its own run. */
+async function stream(c, clk, n, check) {
+  for (let i = 0; i < n; i++) {
+    clk.t += 1;
+    await null;
+    c.set(`k${i}`, i);
+    check(i);
+  }
+}
+
+test("writes reclaim expired entries: under a steady stream, size stays under twice the live count", async () => {
+  for (const opts of [{}, { dispose() {} }, { maxEntries: 100_000 }]) {
+    const clk = fakeClock(0);
+    const gone = [];
+    const c = new TtlCache({ clock: clk.read, ttl: 100, ...opts, dispose: (v, k, reason) => gone.push(reason) });
+    let worst = 0;
+    await stream(c, clk, 3000, (i) => {
+      const live = Math.min(i + 1, 100);
+      worst = Math.max(worst, c.size / live);
+      assert.ok(c.size < 2 * live, `size ${c.size} with ${live} live after ${i + 1} writes (${JSON.stringify(Object.keys(opts))})`);
+    });
+    assert.ok(gone.length >= 2800 && gone.every((r) => r === "expired"), `${gone.length} disposed`);
+    assert.ok(c.stats().swept >= 2800);
+  }
+});
+
+test("writes reclaim on the engine's path too (sizeOf, hashes), and in big batches", async () => {
+  const clk = fakeClock(0);
+  const c = new TtlCache({ clock: clk.read, ttl: 50, maxBytes: 1e9, sizeOf: () => 1 });
+  for (let i = 0; i < 2000; i++) {
+    clk.t += 1;
+    await null;
+    if (i % 2) c.set(`k${i}`, i);
+    else c.hset(`h${i}`, "f", i);
+    const live = Math.min(i + 1, 50);
+    assert.ok(c.size < 2 * live, `size ${c.size}, live ${live}`);
+  }
+  // 300 inserts per run, one run per ms: the reclaim keeps up.
+  const d = new TtlCache({ clock: clk.read, ttl: 10 });
+  for (let r = 0; r < 100; r++) {
+    clk.t += 1;
+    await null;
+    for (let i = 0; i < 300; i++) d.set(`r${r}:${i}`, i);
+    const live = Math.min(r + 1, 10) * 300;
+    assert.ok(d.size < 2 * live, `batch ${r}: size ${d.size}, live ${live}`);
+  }
+});
+
+test("sweepBudget: 0 turns every sweep off, the write-time reclaim included", async () => {
+  const clk = fakeClock(0);
+  const gone = [];
+  const c = new TtlCache({ clock: clk.read, ttl: 100, sweepBudget: 0, dispose: (v, k, r) => gone.push(r) });
+  await stream(c, clk, 500, () => {});
+  assert.equal(c.size, 500, "nothing reclaimed");
+  assert.equal(gone.length, 0);
+  assert.equal(c.tick(), 0);
+  assert.equal(c.size, 500);
+  assert.equal(c.get("k0"), undefined, "reads still never return an expired entry");
+  // Writes at 1..500 expire at 101..600; at 500, k0..k399 have (k0 read).
+  assert.equal(c.purge(), 399, "purge still removes every expired entry");
+  assert.equal(c.size, 100);
+});
+
+test("restore keeps a manual snapshot manual, at the snapshot's time", async () => {
+  const c = new TtlCache({ now: 1000, ttl: 100 });
+  c.set("a", 1);
+  const r = TtlCache.restore(c.snapshot());
+  assert.equal(r.now, 1000);
+  await sleep(5);
+  assert.equal(r.now, 1000);
+  assert.equal(r.get("a"), 1);
+  r.tick(1100);
+  assert.equal(r.get("a"), undefined);
+});
+
+test("restore keeps a followed snapshot following Date.now(), never behind the snapshot's time", async () => {
+  // The restored cache reads Date.now() afresh: a ttl long enough that a
+  // loaded machine does not expire "a" between the write and that reading.
+  const c = new TtlCache({ ttl: 400 });
+  c.set("a", 1);
+  c.set("b", 2, { ttl: 60_000 });
+  const snap = c.snapshot();
+  assert.equal(snap[6] & 1, 1, "the clock flag is set");
+  const r = TtlCache.restore(snap);
+  assert.ok(Math.abs(r.now - Date.now()) < 1000);
+  assert.equal(r.get("a"), 1);
+  await sleep(500);
+  assert.equal(r.get("a"), undefined, "expired in real time, without tick()");
+  assert.equal(r.get("b"), 2);
+  // A custom clock far ahead of Date.now(): restored following Date.now(),
+  // the clock holds at the snapshot's time rather than running back.
+  const ahead = new TtlCache({ clock: () => 5e12, ttl: 1000 });
+  ahead.set("x", 1);
+  const back = TtlCache.restore(ahead.snapshot());
+  assert.equal(back.now, 5e12);
+  await null;
+  assert.equal(back.now, 5e12);
+  assert.equal(back.ttl("x"), 1000);
+});
+
+test("restore options override the snapshot's clock mode", async () => {
+  const followed = new TtlCache({ ttl: 1000 });
+  followed.set("a", 1);
+  const snap = followed.snapshot();
+  const at = followed.now;
+  // now: a manual clock, not behind the snapshot's time.
+  const m = TtlCache.restore(snap, { now: at + 500 });
+  assert.equal(m.now, at + 500);
+  await sleep(5);
+  assert.equal(m.now, at + 500);
+  assert.equal(m.ttl("a"), 500);
+  assert.equal(TtlCache.restore(snap, { now: 0 }).now, at, "an earlier now is ignored");
+  // clock: follows it (and a manual snapshot can become a followed one).
+  const manual = new TtlCache({ now: 100, ttl: 10 });
+  manual.set("b", 2);
+  let t = 105;
+  const f = TtlCache.restore(manual.snapshot(), { clock: () => t });
+  assert.equal(f.now, 105);
+  t = 110;
+  await null;
+  assert.equal(f.get("b"), undefined);
+  assert.equal(f.snapshot()[6] & 1, 1);
+  assert.throws(() => TtlCache.restore(snap, { now: 1, clock: () => 1 }), TypeError);
+});
+
+test("a version-1 snapshot restores on a manual clock", async () => {
+  const v1 = new Uint8Array(readFileSync(new URL("../data/golden-v1.bin", import.meta.url)));
+  const r = TtlCache.restore(v1);
+  assert.equal(r.now, 1050);
+  await sleep(5);
+  assert.equal(r.now, 1050);
+  assert.equal(r.snapshot()[6], 0, "re-snapshotted as version 2, manual");
+  assert.equal(r.snapshot()[4], 2);
+});

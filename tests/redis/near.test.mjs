@@ -1,0 +1,224 @@
+// lapse/redis against a real redis-server (started here on a free 127.0.0.1
+// port, persistence off). Every "no stale read" assertion waits for the
+// server's invalidation, which is what bounds staleness in production too.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { createClient } from "redis";
+import { NearCache } from "lapse/redis";
+import { startRedis } from "../lib/redis.mjs";
+
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+let server;
+let plain;
+const open = [];
+
+before(async () => {
+  server = await startRedis();
+  plain = createClient({ url: server.url });
+  plain.on("error", () => {});
+  await plain.connect();
+});
+
+after(async () => {
+  for (const n of open) await n.close().catch(() => {});
+  await plain?.close().catch(() => {});
+  await server?.stop();
+});
+
+async function near(opts = {}) {
+  const n = await NearCache.connect(server.url, { ttl: 60_000, ...opts });
+  n.client.on("error", () => {}); // the restart test kills the server under it
+  open.push(n);
+  return n;
+}
+
+/** Resolves with the ms from now until `key` is invalidated on `n`'s connection. */
+function invalidation(n, key, ms = 2_000) {
+  const t0 = performance.now();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no invalidation of ${key} within ${ms} ms`)), ms);
+    const on = (k) => {
+      if (k === null || String(k) === key) {
+        clearTimeout(timer);
+        n.client.off("invalidate", on);
+        resolve(performance.now() - t0);
+      }
+    };
+    n.client.on("invalidate", on);
+  });
+}
+
+async function until(cond, ms = 2_000) {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error("condition not met in time");
+    await sleep(5);
+  }
+}
+
+test("two near caches on two connections invalidate each other", async (t) => {
+  const a = await near();
+  const b = await near();
+  await a.set("two:k", { v: 1 });
+  assert.deepEqual(await b.get("two:k"), { v: 1 });
+  assert.ok(b.local.has("two:k"), "b keeps a local copy");
+  const seen = invalidation(b, "two:k");
+  await a.set("two:k", { v: 2 });
+  const ms = await seen;
+  t.diagnostic(`invalidation reached the other near cache ${ms.toFixed(2)} ms after SET was sent`);
+  assert.equal(b.local.has("two:k"), false, "the stale copy is gone once the invalidation arrived");
+  assert.deepEqual(await b.get("two:k"), { v: 2 });
+  // And the other way round.
+  const back = invalidation(a, "two:k");
+  await b.set("two:k", { v: 3 });
+  await back;
+  assert.deepEqual(await a.get("two:k"), { v: 3 });
+});
+
+test("a plain client's write invalidates; the writer's own copy survives its own write (NOLOOP)", async (t) => {
+  const n = await near();
+  await n.set("plain:k", "mine");
+  assert.equal(n.local.get("plain:k"), "mine", "own write kept locally");
+  const seen = invalidation(n, "plain:k");
+  const t0 = performance.now();
+  await plain.set("plain:k", JSON.stringify("theirs"));
+  const ms = await seen;
+  t.diagnostic(`plain SET -> invalidation: ${(ms).toFixed(2)} ms (SET round trip ${(performance.now() - t0).toFixed(2)} ms)`);
+  assert.equal(await n.get("plain:k"), "theirs");
+});
+
+test("delete removes the key in Redis and every near copy", async () => {
+  const a = await near();
+  const b = await near();
+  await a.set("del:k", 1);
+  assert.equal(await b.get("del:k"), 1);
+  const seen = invalidation(b, "del:k");
+  assert.equal(await a.delete("del:k"), true);
+  assert.equal(a.local.has("del:k"), false);
+  await seen;
+  assert.equal(await b.get("del:k"), undefined);
+  assert.equal(await plain.exists("del:k"), 0);
+  assert.equal(await a.delete("del:k"), false, "false when Redis had no such key");
+});
+
+test("PX deadlines: Redis gets PX, and no local copy outlives the key's deadline in Redis", async () => {
+  const a = await near({ ttl: 60_000 });
+  await a.set("px:k", "v", { ttl: 300 });
+  const pttl = await plain.pTTL("px:k");
+  assert.ok(pttl > 0 && pttl <= 300, `PTTL ${pttl}`);
+  assert.ok(a.local.ttl("px:k") <= 300, "local copy bounded by the write's ttl");
+
+  // A key written elsewhere with a short PX: the local copy read from Redis
+  // expires no later than Redis's deadline, far below the local ttl.
+  await plain.set("px:other", JSON.stringify("o"), { expiration: { type: "PX", value: 250 } });
+  const b = await near({ ttl: 60_000 });
+  assert.equal(await b.get("px:other"), "o");
+  const left = b.local.ttl("px:other");
+  assert.ok(left !== undefined && left <= 250, `local ttl ${left} must not exceed Redis's PTTL`);
+
+  // The local ttl bounds a key with no deadline in Redis.
+  await plain.set("px:forever", JSON.stringify("f"));
+  const c = await near({ ttl: 5_000 });
+  assert.equal(await c.get("px:forever"), "f");
+  assert.ok(c.local.ttl("px:forever") <= 5_000);
+
+  await sleep(400);
+  assert.equal(a.local.get("px:k"), undefined);
+  assert.equal(await a.get("px:k"), undefined, "gone in Redis too");
+  assert.equal(b.local.get("px:other"), undefined);
+});
+
+test("fetch: local -> Redis -> loader, coalesced, the result written to both", async () => {
+  const a = await near();
+  let calls = 0;
+  const loader = async (key, { signal }) => {
+    assert.ok(signal instanceof AbortSignal);
+    calls++;
+    await sleep(30);
+    return { loaded: key };
+  };
+  const reads = a.stats().remoteReads;
+  const all = await Promise.all(Array.from({ length: 200 }, () => a.fetch("fetch:k", loader, { ttl: 10_000 })));
+  assert.equal(calls, 1, "one loader call for 200 concurrent fetches");
+  assert.equal(a.stats().remoteReads - reads, 1, "one Redis read for 200 concurrent fetches");
+  for (const v of all) assert.deepEqual(v, { loaded: "fetch:k" });
+  assert.equal(await plain.get("fetch:k"), JSON.stringify({ loaded: "fetch:k" }), "written to Redis");
+  const pttl = await plain.pTTL("fetch:k");
+  assert.ok(pttl > 0 && pttl <= 10_000);
+  assert.deepEqual(a.local.get("fetch:k"), { loaded: "fetch:k" }, "and kept locally");
+
+  // A value already in Redis: no loader call.
+  const b = await near();
+  assert.deepEqual(await b.fetch("fetch:k", () => assert.fail("loader must not run")), { loaded: "fetch:k" });
+  // undefined stores nothing; a throwing loader rejects every waiter.
+  assert.equal(await b.fetch("fetch:none", () => undefined), undefined);
+  assert.equal(await plain.exists("fetch:none"), 0);
+  const boom = new Error("boom");
+  const waits = Array.from({ length: 5 }, () => b.fetch("fetch:err", async () => { await sleep(10); throw boom; }));
+  for (const w of waits) await assert.rejects(w, (e) => e === boom);
+  assert.equal(await plain.exists("fetch:err"), 0);
+});
+
+test("a read in flight when its key changes does not store the old value", async () => {
+  const n = await near();
+  await plain.set("race:k", JSON.stringify("old"));
+  // Hold the server so n's GET and the other client's SET queue up behind it.
+  const blocker = createClient({ url: server.url });
+  blocker.on("error", () => {});
+  await blocker.connect();
+  const sleeping = blocker.sendCommand(["DEBUG", "SLEEP", "0.2"]);
+  await sleep(20);
+  const read = n.get("race:k");
+  await sleep(20);
+  const write = plain.set("race:k", JSON.stringify("new"));
+  await Promise.all([sleeping, write]);
+  const got = await read;
+  assert.ok(got === "old" || got === "new");
+  await until(async () => n.local.peek("race:k") !== "old");
+  assert.equal(await n.get("race:k"), "new");
+  await blocker.close();
+});
+
+test("a server restart drops every local copy; nothing changed meanwhile is served stale", async () => {
+  const n = await near();
+  await n.set("restart:k", "before");
+  assert.equal(n.local.get("restart:k"), "before");
+  await server.stop();
+  await until(async () => !n.local.has("restart:k"));
+  assert.equal(n.local.size, 0, "local copies dropped on disconnect");
+  await server.start(); // empty: persistence is off
+  await plain.set("restart:k", JSON.stringify("during")).catch(async () => {
+    await until(async () => plain.isReady, 5_000);
+    await plain.set("restart:k", JSON.stringify("during"));
+  });
+  await until(async () => n.client.isReady, 10_000);
+  await until(async () => (await n.get("restart:k").catch(() => undefined)) === "during", 10_000);
+  // Tracking is back on after the reconnect: a later remote write invalidates.
+  const seen = invalidation(n, "restart:k", 5_000);
+  await plain.set("restart:k", JSON.stringify("after"));
+  await seen;
+  assert.equal(await n.get("restart:k"), "after");
+});
+
+test("close() drops the local copies and refuses further use", async () => {
+  const n = await NearCache.connect(server.url, { ttl: 1_000 });
+  await n.set("close:k", 1);
+  await n.close();
+  assert.equal(n.local.size, 0);
+  await assert.rejects(n.get("close:k"), /closed/);
+  await assert.rejects(n.set("close:k", 2), /closed/);
+  await n.close(); // idempotent
+  assert.equal(await plain.get("close:k"), "1", "Redis keeps the data");
+});
+
+test("bad arguments are rejected before anything is sent", async () => {
+  const n = await near();
+  await assert.rejects(n.set(1, "v"), TypeError);
+  await assert.rejects(n.set("k", undefined), TypeError);
+  await assert.rejects(n.set("k", "v", { ttl: -1 }), RangeError);
+  await assert.rejects(n.set("k", "v", { px: 1 }), TypeError);
+  await assert.rejects(n.fetch("k", "not a function"), TypeError);
+  await assert.rejects(NearCache.connect(server.url, { max: 10 }), TypeError);
+  assert.equal(await plain.exists("k"), 0);
+});

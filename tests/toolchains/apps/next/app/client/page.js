@@ -1,0 +1,5 @@
+import Check from "./check.js";
+
+export default function ClientPage() {
+  return <Check />;
+}

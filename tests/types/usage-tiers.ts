@@ -1,0 +1,26 @@
+// Compile-time checks of the tier entries' types (lapse/redis, lapse/keyv, lapse/bentocache).
+import { NearCache } from "lapse/redis";
+import { KeyvLapse } from "lapse/keyv";
+import { lapseDriver, LapseDriver } from "lapse/bentocache";
+
+async function tiers() {
+  const near = await NearCache.connect<{ name: string }>("redis://127.0.0.1:6379", { ttl: 60_000, maxEntries: 1000 });
+  const u: { name: string } | undefined = await near.get("user:1");
+  await near.set("user:1", { name: "Ada" }, { ttl: 1000 });
+  // @ts-expect-error: values are typed
+  await near.set("user:1", 42);
+  // @ts-expect-error: unknown option
+  await near.set("user:1", { name: "Ada" }, { px: 1000 });
+  const f = await near.fetch("user:2", async (key, { signal }) => ({ name: key + String(signal.aborted) }));
+  const n: string | undefined = f?.name;
+  const removed: boolean = await near.delete("user:1");
+  const hits: number = near.stats().invalidations + near.local.stats().hits;
+  await near.close();
+
+  const store = new KeyvLapse({ maxEntries: 10 });
+  const ok: boolean = await store.set("k", "v", 1000);
+  const driver: LapseDriver = lapseDriver({ maxItems: 10, idle: 1000 }).factory({});
+  const left: number = driver.getRemainingTtl("k");
+  return [u, n, removed, hits, ok, left];
+}
+void tiers;
