@@ -14,7 +14,7 @@ import { readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { TtlCache } from "../pkg/dist/node.js";
+import { TtlCache } from "../pkg/dist/lapse.js";
 
 // Child mode: restore the snapshot in a file, in a process whose wasm memory
 // holds nothing else, and report how much it grew.
