@@ -7,7 +7,7 @@
 #                toolchain apps (Jest, Vitest, Bun, Deno, wrangler: make test-runtimes)
 #                and the bundler/browser matrix (Vite 6/7/8, webpack, Rollup, esbuild,
 #                Parcel, Next.js; Chromium/Firefox/WebKit: make test-toolchains)
-#   make build   cargo (release) -> wasm-bindgen -> wasm-opt -> pkg/ ; prints the gzipped
+#   make build   cargo (release, no_std) -> wasm-bindgen -> wasm-opt -> pkg/ ; prints the gzipped
 #                download of a browser app and fails over SIZE_LIMIT
 #   make setup   install what is missing (run by the targets above)
 #
@@ -41,7 +41,7 @@ PKG_INPUTS := $(shell find pkg-template -type f ! -name cache.js 2>/dev/null) \
 
 # Features the rustc (>= 1.82) wasm32-unknown-unknown output uses by default;
 # wasm-opt must be told, or it rejects the module / lowers nothing it could keep.
-WASM_OPT_FLAGS := -Oz --strip-debug --strip-producers \
+WASM_OPT_FLAGS := -Oz --strip-debug --strip-producers --strip-target-features \
   --enable-bulk-memory --enable-bulk-memory-opt --enable-nontrapping-float-to-int \
   --enable-sign-ext --enable-mutable-globals --enable-reference-types --enable-multivalue --enable-call-indirect-overlong
 
@@ -51,7 +51,7 @@ JS_TEST_TIMEOUT_MS ?= 180000
 
 .PHONY: all setup tools build pack consumer demo test test-rust test-wasm test-wasm-node \
         test-wasm-chrome test-wasm-firefox test-wasm-webkit test-types test-js test-runtimes \
-        test-toolchains bench fuzz clean distclean help
+        test-toolchains bench fuzz clean distclean help size-report
 
 all: build
 
@@ -71,16 +71,19 @@ $(NPM_STAMP): package.json package-lock.json
 
 # ---------------------------------------------------------------- build
 $(RAW_WASM): $(RUST_SRC) | tools
-	cargo build --release --target wasm32-unknown-unknown --lib
+	cargo build --release --target wasm32-unknown-unknown --lib --no-default-features
 	@touch $@
 
 $(GLUE): $(RAW_WASM) | tools
 	rm -rf $(@D)
 	wasm-bindgen --target web --out-name lapse --out-dir $(@D) $<
 
-$(OPT_WASM): $(GLUE) | $(NPM_STAMP)
+# stub-panics: core's panic functions become a bare trap, so wasm-opt can
+# drop the arguments every bounds check passes them (see the script).
+$(OPT_WASM): $(GLUE) scripts/stub-panics.mjs | $(NPM_STAMP)
 	@mkdir -p $(@D)
-	$(BIN)/wasm-opt $(WASM_OPT_FLAGS) build/glue/lapse_bg.wasm -o $@
+	node scripts/stub-panics.mjs build/glue/lapse_bg.wasm build/opt/stubbed.wasm
+	$(BIN)/wasm-opt $(WASM_OPT_FLAGS) build/opt/stubbed.wasm -o $@
 
 $(CACHE_JS):
 	@echo "error: $@ is missing (the TtlCache JS binding, pkg-template/src/cache.js)." >&2
@@ -95,7 +98,8 @@ $(PKG): $(OPT_WASM) $(GLUE) $(PKG_INPUTS) $(CACHE_JS) | $(NPM_STAMP)
 # Goal 20,000 B; the contract's ceiling is 30,000 B.
 # TEMPORARY CEILING: 42000 is the measured 41,270 B (wasm not yet cut, issue 12
 # point 3) rounded up, so `make build` passes meanwhile; set it back to 30000
-# once the wasm is small enough.
+# once the wasm is small enough. (size: with the wasm cut to 19,674 B gzipped
+# the total is 30,481 B after the fetch/clock JS landed: still 481 B over.)
 SIZE_LIMIT ?= 42000
 build: $(PKG)
 	@node scripts/size.mjs --pkg pkg --limit $(SIZE_LIMIT)
@@ -245,6 +249,16 @@ test-fuzz: fuzz-tools
 	    || { tail -40 build/fuzz-smoke-$$t.log; echo "fuzz smoke: $$t FAILED (build/fuzz-smoke-$$t.log)"; exit 1; }; \
 	  echo "fuzz smoke: $$t: $$(grep -E '^Done' build/fuzz-smoke-$$t.log)"; \
 	done
+
+# ---------------------------------------------------------------- size report
+# Where the wasm's bytes go (README "Where the bytes go"): the shipped build
+# again with its names kept, through twiggy, grouped. Needs twiggy, which no
+# test uses: `cargo install twiggy --version 0.8.0 --locked`.
+TWIGGY_VERSION := 0.8.0
+size-report: $(OPT_WASM)
+	@command -v twiggy >/dev/null || { echo "size-report: needs twiggy: cargo install twiggy --version $(TWIGGY_VERSION) --locked" >&2; exit 1; }
+	$(BIN)/wasm-opt $(filter-out --strip-debug,$(WASM_OPT_FLAGS)) -g build/opt/stubbed.wasm -o build/opt/named.wasm
+	@node scripts/size-report.mjs build/opt/named.wasm
 
 # ---------------------------------------------------------------- clean
 clean:

@@ -11,16 +11,41 @@ use wasm_bindgen::prelude::*;
 mod snap;
 
 use crate::engine::{Cond, Engine, Kind, Options, Reason, Write};
-use crate::error::Error;
+use crate::error::{cat, show, Error};
+use crate::float::fract;
 use crate::list::NIL;
+use alloc::{boxed::Box, string::String, vec::Vec};
+
+// The three error classes, imported here rather than from js-sys: js-sys
+// links closure and futures support the module never uses.
+#[wasm_bindgen]
+extern "C" {
+    #[wasm_bindgen(js_name = TypeError)]
+    type JsTypeError;
+    #[wasm_bindgen(constructor, js_class = "TypeError")]
+    fn new(msg: &str) -> JsTypeError;
+    #[wasm_bindgen(js_name = RangeError)]
+    type JsRangeError;
+    #[wasm_bindgen(constructor, js_class = "RangeError")]
+    fn new(msg: &str) -> JsRangeError;
+    #[wasm_bindgen(js_name = Error)]
+    type JsError;
+    #[wasm_bindgen(constructor, js_class = "Error")]
+    fn new(msg: &str) -> JsError;
+}
 
 impl From<Error> for JsValue {
     fn from(e: Error) -> JsValue {
-        let msg = e.to_string();
+        if let Error::Range { arg, msg } = &e {
+            if msg.is_empty() {
+                return JsRangeError::new(oom_message(arg)).into();
+            }
+        }
+        let msg = e.message();
         match e {
-            Error::Type { .. } | Error::WrongType { .. } => js_sys::TypeError::new(&msg).into(),
-            Error::Range { .. } => js_sys::RangeError::new(&msg).into(),
-            Error::Corrupt(_) => js_sys::Error::new(&msg).into(),
+            Error::Type { .. } | Error::WrongType { .. } => JsTypeError::new(&msg).into(),
+            Error::Range { .. } => JsRangeError::new(&msg).into(),
+            Error::Corrupt(_) => JsError::new(&msg).into(),
         }
     }
 }
@@ -59,21 +84,19 @@ const PENDING_CAP: usize = 256;
 /// entries costs a handful of slots (columns then double).
 const GROW_STEP: usize = 8;
 
-/// Bytes kept allocated to be given back when memory runs out, so that the
-/// error path's own small allocations (the message, the JS error) succeed.
-const BALLAST: usize = 64 << 10;
-
-thread_local! {
-    static BALLAST_BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// Takes the ballast back once memory allows (a no-op while it is held).
-fn ballast() {
-    BALLAST_BUF.with_borrow_mut(|b| {
-        if b.capacity() < BALLAST {
-            let _ = b.try_reserve_exact(BALLAST);
+/// Whether blocks of these sizes can be allocated now. The allocator
+/// (`heap.rs`) keeps a free list per size class and takes a class's first
+/// block from the top of the heap, so each block is allocated, all are held,
+/// then all are freed: the allocations that follow, of the same sizes, take
+/// them back from their free lists even when the memory cannot grow.
+fn small_room(sizes: &[usize]) -> bool {
+    let mut held: [Vec<u8>; 5] = Default::default();
+    for (h, &n) in held.iter_mut().zip(sizes) {
+        if h.try_reserve_exact(n).is_err() {
+            return false;
         }
-    });
+    }
+    true
 }
 
 /// Whether `n` more bytes can be allocated now (and then freed again, so
@@ -85,8 +108,20 @@ fn headroom(n: usize) -> bool {
 #[cold]
 #[inline(never)]
 fn oom(arg: &'static str) -> Error {
-    BALLAST_BUF.with_borrow_mut(|b| *b = Vec::new());
-    Error::range(arg, "out of memory: wasm memory cannot grow enough for this call")
+    // No message: making one would allocate, in a memory that has none left
+    // (`From<Error>` gives it a static one).
+    Error::Range { arg, msg: String::new() }
+}
+
+/// The message of `oom(arg)`, static: the error path allocates nothing.
+fn oom_message(arg: &str) -> &'static str {
+    match arg {
+        "value" => "value: out of memory: wasm memory cannot grow enough for this write",
+        "bytes" => "bytes: out of memory: wasm memory cannot hold this snapshot",
+        "snapshot" => "snapshot: out of memory: wasm memory cannot hold this snapshot",
+        "options" => "options: out of memory: wasm memory cannot hold another cache",
+        _ => "memory: out of memory: wasm memory cannot grow enough for this call",
+    }
 }
 
 /// A count limit: positive integer or `Infinity` (none).
@@ -94,9 +129,9 @@ fn limit(arg: &'static str, v: f64, zero_ok: bool) -> Result<Option<u64>, Error>
     if v == f64::INFINITY {
         return Ok(None);
     }
-    if !(v.fract() == 0.0 && (v > 0.0 || (zero_ok && v == 0.0)) && v <= 9007199254740991.0) {
+    if !(fract(v) == 0.0 && (v > 0.0 || (zero_ok && v == 0.0)) && v <= 9007199254740991.0) {
         let what = if zero_ok { "a non-negative integer" } else { "a positive integer" };
-        return Err(Error::range(arg, format!("must be {what} or Infinity, got {}", crate::clock::show(v))));
+        return Err(Error::range(arg, cat(&["must be ", what, " or Infinity, got ", &show(v)])));
     }
     Ok(Some(v as u64))
 }
@@ -171,7 +206,7 @@ impl RawEngine {
     /// Links the inserts JS queued since the last call (before a slot JS
     /// names is checked: it may be one of them).
     fn commit_pending(&mut self) {
-        let n = std::mem::take(&mut self.status[ST_PENDING]) as usize;
+        let n = core::mem::take(&mut self.status[ST_PENDING]) as usize;
         self.owed = self.owed.saturating_add(RECLAIM * n as u64);
         for &p in self.pending.get(..n).unwrap_or(&self.pending) {
             let s = p & !(1 << 31);
@@ -188,9 +223,6 @@ impl RawEngine {
     /// memory is this `Err`, before anything changed, and never a trap.
     #[inline(never)]
     fn room(&mut self, slots: usize, arg: &'static str) -> Result<(), Error> {
-        // The ballast comes back when it can; a call that needs no memory
-        // must still work without it (`clear()` on an exhausted memory).
-        ballast();
         // JS has consumed the last call's log; its capacity is what counts.
         self.e.log.clear();
         let removals = self.e.used() + slots;
@@ -293,13 +325,10 @@ impl RawEngine {
     }
 
     fn weight(w: f64) -> Result<u32, Error> {
-        if w.fract() == 0.0 && (0.0..=4294967295.0).contains(&w) {
+        if fract(w) == 0.0 && (0.0..=4294967295.0).contains(&w) {
             Ok(w as u32)
         } else {
-            Err(Error::range(
-                "sizeOf",
-                format!("must return an integer from 0 to 2^32-1, got {}", crate::clock::show(w)),
-            ))
+            Err(Error::range("sizeOf", cat(&["must return an integer from 0 to 2^32-1, got ", &show(w)])))
         }
     }
 }
@@ -324,8 +353,13 @@ impl RawEngine {
             return Err(Error::range("idle", "must be a positive number of milliseconds or Infinity, got NaN").into());
         }
         // An engine, its status block and the stats buffer: well under this.
-        ballast();
-        if !headroom(4 << 10) {
+        if !small_room(&[
+            core::mem::size_of::<RawEngine>() + 8, // wasm-bindgen's box: a borrow flag, then the engine
+            core::mem::size_of::<RawEngine>() + 16,
+            ST_LEN * 4,
+            STATS_LEN * 8,
+            8,
+        ]) {
             return Err(oom("options").into());
         }
         let mut r = RawEngine {
@@ -367,7 +401,7 @@ impl RawEngine {
     pub fn reserve(&mut self, n: u32) {
         let n = (n as usize).min(PENDING_CAP);
         self.e.log.clear();
-        let mut spare = std::mem::take(&mut self.spare);
+        let mut spare = core::mem::take(&mut self.spare);
         spare.clear();
         let room = self.pending.try_reserve_exact(PENDING_CAP - self.pending.len()).is_ok()
             && spare.try_reserve_exact(n).is_ok()
@@ -526,7 +560,6 @@ impl RawEngine {
     /// `checkSnapshot`; returns its address, or 0 when memory cannot hold it.
     pub fn input(&mut self, n: u32) -> u32 {
         self.input = Vec::new();
-        ballast();
         if self.input.try_reserve_exact(n as usize).is_err() {
             return 0;
         }

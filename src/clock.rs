@@ -2,9 +2,10 @@
 //! read from a timer here. A cache either moves only when told ([`Clock`],
 //! the native default) or follows a [`TimeSource`] it reads itself.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use alloc::boxed::Box;
+use core::sync::atomic::{AtomicU64, Ordering};
 
-use crate::error::{Error, Result};
+use crate::error::{cat, Error, Result};
 
 /// No limit, for a deadline or a window.
 pub const NEVER: f64 = f64::INFINITY;
@@ -172,38 +173,14 @@ impl Follow {
     }
 }
 
-/// Writes a number for an error message as JS would for the common cases,
-/// without pulling Rust's float formatting (several KB of wasm) into the
-/// build: integers exactly, fractions to three places.
-pub(crate) fn show(v: f64) -> String {
-    if v.is_nan() {
-        return "NaN".into();
-    }
-    if v.is_infinite() {
-        return if v > 0.0 { "Infinity".into() } else { "-Infinity".into() };
-    }
-    let neg = if v < 0.0 { "-" } else { "" };
-    let a = v.abs();
-    if a < 9.007_199_254_740_992e15 {
-        let milli = (a * 1000.0).round() as u64;
-        let (int, frac) = (milli / 1000, milli % 1000);
-        if frac == 0 {
-            format!("{neg}{int}")
-        } else {
-            let f = format!("{frac:03}");
-            format!("{neg}{int}.{}", f.trim_end_matches('0'))
-        }
-    } else {
-        format!("{neg}{}e{}", (a / 10f64.powi(a.log10() as i32)).round() as u64, a.log10() as i32)
-    }
-}
+pub(crate) use crate::error::show;
 
 /// A point in time: any finite number.
 pub(crate) fn finite_time(arg: &'static str, t: f64) -> Result<f64> {
     if t.is_finite() {
         Ok(t)
     } else {
-        Err(Error::range(arg, format!("must be a finite number of milliseconds, got {}", show(t))))
+        Err(Error::range(arg, cat(&["must be a finite number of milliseconds, got ", &show(t)])))
     }
 }
 
@@ -212,7 +189,7 @@ pub(crate) fn lifetime(arg: &'static str, ms: f64) -> Result<f64> {
     if ms > 0.0 {
         Ok(ms)
     } else {
-        Err(Error::range(arg, format!("must be a positive number of milliseconds or Infinity, got {}", show(ms))))
+        Err(Error::range(arg, cat(&["must be a positive number of milliseconds or Infinity, got ", &show(ms)])))
     }
 }
 
@@ -221,7 +198,7 @@ pub(crate) fn delay(arg: &'static str, ms: f64) -> Result<f64> {
     if ms.is_finite() {
         Ok(ms)
     } else {
-        Err(Error::range(arg, format!("must be a finite number of milliseconds, got {}", show(ms))))
+        Err(Error::range(arg, cat(&["must be a finite number of milliseconds, got ", &show(ms)])))
     }
 }
 

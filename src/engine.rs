@@ -8,10 +8,13 @@
 //! of the `times` and `freq` columns, without crossing into wasm.
 
 use crate::clock::{finite_time, lifetime, Clock, NEVER};
-use crate::error::{Error, Result};
+use crate::error::{cat, uint, Error, Result};
+use crate::float::{ceil, floor, fract};
 use crate::list::{List, NIL};
 use crate::policy::Policy;
 use crate::wheel::{Pop, Wheel};
+use alloc::collections::TryReserveError;
+use alloc::{format, vec::Vec};
 
 /// Why an entry left the cache, as `dispose` reports it.
 ///
@@ -275,13 +278,6 @@ fn sat(v: Option<u64>) -> u64 {
     v.unwrap_or(u64::MAX)
 }
 
-/// `try_room`'s error, out of line: one copy, not one per column.
-#[cold]
-#[inline(never)]
-fn oom(_: std::collections::TryReserveError) -> Error {
-    Error::range("memory", "out of memory: wasm memory cannot grow enough for this call")
-}
-
 impl Engine {
     pub fn new(opts: &Options, now: f64) -> Result<Engine> {
         opts.validate()?;
@@ -357,11 +353,11 @@ impl Engine {
     }
 
     pub fn memory(&self) -> usize {
-        self.times.capacity() * std::mem::size_of::<Times>()
+        self.times.capacity() * core::mem::size_of::<Times>()
             + self.kind.capacity()
             + self.weight.capacity() * 4
             + self.family.capacity() * 4
-            + self.hashes.capacity() * std::mem::size_of::<List>()
+            + self.hashes.capacity() * core::mem::size_of::<List>()
             + self.wheel.memory()
             + self.policy.memory()
             + self.free.capacity() * 4
@@ -372,7 +368,7 @@ impl Engine {
 
     /// The wheel tick at which a deadline `d` is certainly past.
     fn tick_ceil(&self, d: f64) -> u64 {
-        let x = (d - self.origin).ceil();
+        let x = ceil(d - self.origin);
         if x <= 0.0 {
             0
         } else if x >= 1.8e19 {
@@ -383,7 +379,7 @@ impl Engine {
     }
 
     fn tick_floor(&self, t: f64) -> u64 {
-        let x = (t - self.origin).floor();
+        let x = floor(t - self.origin);
         if x <= 0.0 {
             0
         } else if x >= 1.8e19 {
@@ -502,7 +498,7 @@ impl Engine {
         // cursor: `next_expiry` must not report later than that deadline.
         let d = self.times[h as usize].deadline();
         let due = self.tick_ceil(d).min(self.tick_floor(self.now()));
-        self.wheel.schedule(h, due, (d - self.origin).fract() != 0.0);
+        self.wheel.schedule(h, due, fract(d - self.origin) != 0.0);
         n
     }
 
@@ -511,7 +507,7 @@ impl Engine {
         let d = self.times[s as usize].deadline();
         if d != NEVER {
             let t = self.tick_ceil(d);
-            self.wheel.schedule(s, t, (d - self.origin).fract() != 0.0);
+            self.wheel.schedule(s, t, fract(d - self.origin) != 0.0);
         }
     }
 
@@ -585,7 +581,7 @@ impl Engine {
     pub fn fields(&self, h: u32) -> impl Iterator<Item = u32> + '_ {
         let hid = self.family[h as usize] as usize;
         let mut s = self.hashes[hid].head;
-        std::iter::from_fn(move || {
+        core::iter::from_fn(move || {
             if s == NIL {
                 return None;
             }
@@ -642,12 +638,15 @@ impl Engine {
             b += u64::from(self.weight[h as usize]) - old;
         }
         if b > self.max_bytes {
-            return Err(Error::range("sizeOf", format!("size {weight} can never fit in maxBytes {}", self.max_bytes)));
+            return Err(Error::range(
+                "sizeOf",
+                cat(&["size ", &uint(weight.into()), " can never fit in maxBytes ", &uint(self.max_bytes)]),
+            ));
         }
         if e > self.max_entries {
             return Err(Error::range(
                 "field",
-                format!("the hash would hold more fields than maxEntries {}", self.max_entries),
+                cat(&["the hash would hold more fields than maxEntries ", &uint(self.max_entries)]),
             ));
         }
         Ok(())
@@ -717,29 +716,34 @@ impl Engine {
     ///
     /// `step` is the smallest growth, in slots (columns then double).
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
-    pub fn try_room(&mut self, slots: usize, removals: usize, step: usize) -> Result<()> {
+    pub fn try_room(
+        &mut self,
+        slots: usize,
+        removals: usize,
+        step: usize,
+    ) -> core::result::Result<(), TryReserveError> {
         let len = self.times.len();
         let need = self.high as usize + slots;
         if need > len {
             let extra = need.max(len * 2).max(step) - len;
-            self.times.try_reserve_exact(extra).map_err(oom)?;
-            self.kind.try_reserve_exact(extra).map_err(oom)?;
-            self.weight.try_reserve_exact(extra).map_err(oom)?;
-            self.family.try_reserve_exact(extra).map_err(oom)?;
-            self.wheel.try_reserve(extra).map_err(oom)?;
-            self.policy.try_reserve(extra).map_err(oom)?;
+            self.times.try_reserve_exact(extra)?;
+            self.kind.try_reserve_exact(extra)?;
+            self.weight.try_reserve_exact(extra)?;
+            self.family.try_reserve_exact(extra)?;
+            self.wheel.try_reserve(extra)?;
+            self.policy.try_reserve(extra)?;
             self.grow(len + extra);
         }
         // Each slot is freed at most once per call, and a hash's list at most
         // once; capacity is kept, so this allocates only as the cache grows.
         let cap = self.times.len();
-        self.free.try_reserve(cap - self.free.len()).map_err(oom)?;
-        self.hashes.try_reserve(slots).map_err(oom)?;
-        self.hash_free.try_reserve(self.hashes.len() + slots - self.hash_free.len()).map_err(oom)?;
+        self.free.try_reserve(cap - self.free.len())?;
+        self.hashes.try_reserve(slots)?;
+        self.hash_free.try_reserve(self.hashes.len() + slots - self.hash_free.len())?;
         if slots > 0 {
-            self.wheel.try_reserve(0).map_err(oom)?;
+            self.wheel.try_reserve(0)?;
         }
-        self.log.try_reserve(3 * removals).map_err(oom)?;
+        self.log.try_reserve(3 * removals)?;
         Ok(())
     }
 

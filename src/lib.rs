@@ -39,12 +39,28 @@
 //! assert!(!c.contains(&"user:1"));
 //! assert_eq!(c.get(&"a").unwrap(), Some(&1));
 //! ```
+//!
+//! Feature `std` (default) matters only on wasm32: without it the crate is
+//! `no_std` with its own allocator and a panic handler that traps, and
+//! leaves out [`TtlCache`]; the npm package's wasm is built that way.
 #![warn(missing_docs)]
+// The npm package's wasm (`--no-default-features`) links no std: std's panic
+// path formats messages with `core::fmt`, which alone was a third of the
+// module. See Cargo.toml `[features]`.
+#![cfg_attr(all(target_arch = "wasm32", not(feature = "std")), no_std)]
+// Without the crate API, the engine methods only it calls are unused there.
+#![cfg_attr(all(target_arch = "wasm32", not(feature = "std")), allow(dead_code))]
 
+extern crate alloc;
+
+#[cfg(any(feature = "std", not(target_arch = "wasm32")))]
 mod cache;
 mod clock;
 mod engine;
 mod error;
+mod float;
+#[cfg(any(test, all(target_arch = "wasm32", not(feature = "std"))))]
+mod heap;
 mod list;
 mod policy;
 pub mod snapshot;
@@ -53,9 +69,26 @@ mod wheel;
 #[cfg(target_arch = "wasm32")]
 mod binding;
 
+#[cfg(any(feature = "std", not(target_arch = "wasm32")))]
 pub use cache::{Removed, Stats, TtlCache};
 pub use clock::{Clock, TimeSource, NEVER};
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 pub use clock::{MonotonicClock, SystemClock};
 pub use engine::{Cond, Counters, Options, Reason, Write};
 pub use error::{Error, Result};
+
+/// A panic is a trap either way (`panic = "abort"`); with no message to show,
+/// trapping at once keeps `core::fmt` out of the module. Every error a caller
+/// can cause is a `Result`; what remains are the bounds checks of internal
+/// invariants.
+#[cfg(all(target_arch = "wasm32", not(feature = "std")))]
+#[panic_handler]
+fn panic(_: &core::panic::PanicInfo) -> ! {
+    core::arch::wasm32::unreachable()
+}
+
+/// About 1 KB of wasm where dlmalloc (std's default) was 8 KB; returns null
+/// when memory cannot grow. See `heap.rs`.
+#[cfg(all(target_arch = "wasm32", not(feature = "std")))]
+#[global_allocator]
+static HEAP: heap::Global = heap::Global::new();

@@ -5,6 +5,8 @@
 //! columns instead of boxed nodes gives O(1) unlink with no allocation per
 //! entry, and one `Links` can hold many disjoint lists.
 
+use alloc::vec::Vec;
+
 /// The "no slot" sentinel.
 pub(crate) const NIL: u32 = u32::MAX;
 
@@ -43,7 +45,7 @@ impl Links {
     }
 
     /// Room for `extra` more slots, or an error and no change in length.
-    pub fn try_reserve(&mut self, extra: usize) -> Result<(), std::collections::TryReserveError> {
+    pub fn try_reserve(&mut self, extra: usize) -> Result<(), alloc::collections::TryReserveError> {
         self.next.try_reserve_exact(extra)?;
         self.prev.try_reserve_exact(extra)
     }

@@ -13,6 +13,7 @@
 //! through a shared view of wasm memory without calling into wasm at all.
 
 use crate::list::{Links, List};
+use alloc::vec::Vec;
 
 pub(crate) const QUEUE_NONE: u8 = 0;
 pub(crate) const QUEUE_SMALL: u8 = 1;
@@ -45,7 +46,7 @@ impl Policy {
     }
 
     /// Room for `extra` more slots, so a following `grow` cannot fail.
-    pub fn try_reserve(&mut self, extra: usize) -> Result<(), std::collections::TryReserveError> {
+    pub fn try_reserve(&mut self, extra: usize) -> Result<(), alloc::collections::TryReserveError> {
         self.links.try_reserve(extra)?;
         self.queue.try_reserve_exact(extra)?;
         self.freq.try_reserve_exact(extra)

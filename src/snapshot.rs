@@ -35,7 +35,9 @@
 //! ```
 
 use crate::engine::Options;
-use crate::error::{Error, Result};
+use crate::error::{cat, uint, Error, Result};
+use crate::float::fract;
+use alloc::{string::String, vec::Vec};
 
 /// The 4 bytes every snapshot starts with.
 pub const MAGIC: [u8; 4] = [0x89, b'L', b'P', b'S'];
@@ -309,7 +311,7 @@ const V_BIG: u8 = 12;
 
 /// Internal errors are static text (formatting code is costly in wasm); the
 /// entry index or byte offset is added once, at the top.
-type R<T> = std::result::Result<T, &'static str>;
+type R<T> = core::result::Result<T, &'static str>;
 
 pub(crate) fn corrupt(msg: impl Into<String>) -> Error {
     Error::Corrupt(msg.into())
@@ -337,7 +339,7 @@ impl<'a> Cur<'a> {
     }
     fn int(&mut self, max: f64) -> R<u64> {
         let x = self.num()?;
-        if x.fract() == 0.0 && (0.0..=max).contains(&x) {
+        if fract(x) == 0.0 && (0.0..=max).contains(&x) {
             Ok(x as u64)
         } else {
             Err("bad count")
@@ -422,7 +424,7 @@ pub enum Visit {
 
 /// Integers stored as varints: |x| <= 2^53 - 1, not -0.
 fn is_int(x: f64) -> bool {
-    x.fract() == 0.0 && x.abs() <= MAX_SAFE && !(x == 0.0 && x.is_sign_negative())
+    fract(x) == 0.0 && x.abs() <= MAX_SAFE && !(x == 0.0 && x.is_sign_negative())
 }
 
 // ---- the encoder ----------------------------------------------------------------
@@ -820,7 +822,7 @@ impl<'a> Reader<'a, '_> {
             }
             T_DATE => {
                 let x = self.f64()?;
-                if !(x.is_nan() || (x.fract() == 0.0 && x.abs() <= MAX_DATE && !(x == 0.0 && x.is_sign_negative()))) {
+                if !(x.is_nan() || (fract(x) == 0.0 && x.abs() <= MAX_DATE && !(x == 0.0 && x.is_sign_negative()))) {
                     return Err("bad Date");
                 }
                 self.put(t, &[v(V_DATE), x]);
@@ -961,8 +963,8 @@ fn decode_inner(bytes: &[u8], visit: &mut dyn FnMut(Visit, Clocks, u32) -> Resul
     let mut r = Reader { buf: content, pos: HEADER_LEN, now: 0.0, max_entries: 0, visit, lean };
     let mut entry = usize::MAX;
     if let Err(m) = r.body(&mut t, &mut entry) {
-        let at = if entry == usize::MAX { String::new() } else { format!("entry {entry}, ") };
-        return Err(corrupt(format!("{at}byte {}: {m}", r.pos)));
+        let at = if entry == usize::MAX { String::new() } else { cat(&["entry ", &uint(entry as u64), ", "]) };
+        return Err(corrupt(cat(&[&at, "byte ", &uint(r.pos as u64), ": ", m])));
     }
     Ok(t)
 }

@@ -13,6 +13,7 @@
 //! that is what bounds the pause of a tick.
 
 use crate::list::{Links, List};
+use alloc::vec::Vec;
 
 const BITS: u32 = 6;
 const SLOTS: usize = 1 << BITS;
@@ -88,7 +89,7 @@ impl Wheel {
 
     /// Room for `extra` more slots and the buckets, so that neither a
     /// following `grow` nor `schedule` allocates.
-    pub fn try_reserve(&mut self, extra: usize) -> Result<(), std::collections::TryReserveError> {
+    pub fn try_reserve(&mut self, extra: usize) -> Result<(), alloc::collections::TryReserveError> {
         if self.buckets.is_empty() {
             self.buckets.try_reserve_exact(LEVELS * SLOTS)?;
             self.buckets.resize(LEVELS * SLOTS, List::default());

@@ -1444,6 +1444,8 @@ export class TtlCache {
       raw.free();
       throw e;
     } finally {
+      // Both calls may have grown the memory; every cache's views must follow
+      // even when this restore throws (the constructor below may, too).
       sync();
     }
     // The clock mode is a header flag of version 2 (the decoder checked it);

@@ -15,11 +15,12 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::{ballast, headroom, oom, RawEngine};
+use super::{headroom, oom, RawEngine};
 use crate::engine::{Kind, Times};
 use crate::error::Error;
 use crate::list::NIL;
 use crate::snapshot::{self, corrupt, Visit};
+use alloc::vec::Vec;
 
 #[wasm_bindgen]
 impl RawEngine {
@@ -30,7 +31,7 @@ impl RawEngine {
     #[wasm_bindgen(js_name = checkSnapshot)]
     pub fn check_snapshot(&mut self) -> Result<(), JsValue> {
         self.call(|_| ());
-        let bytes = std::mem::take(&mut self.input);
+        let bytes = core::mem::take(&mut self.input);
         let r =
             room_to_check(bytes.len(), "snapshot").and_then(|()| snapshot::check_with(&bytes, &mut |_, _, _| Ok(())));
         drop(bytes);
@@ -57,7 +58,7 @@ impl RawEngine {
     /// saying what is wrong, out of memory a `RangeError`; either changes
     /// nothing, and nothing traps.
     pub fn restore(&mut self) -> Result<Vec<f64>, JsValue> {
-        let bytes = std::mem::take(&mut self.input);
+        let bytes = core::mem::take(&mut self.input);
         room_to_check(bytes.len(), "bytes")?;
         // Check everything and learn the options first, then build the
         // engine's slots on a second pass, on an engine with the snapshot's
@@ -105,7 +106,6 @@ impl RawEngine {
 /// input byte; the key ranges and the duplicate check, under 2 more) fit in
 /// memory taken and given back here.
 fn room_to_check(n: usize, arg: &'static str) -> Result<(), Error> {
-    ballast();
     if headroom(n.saturating_mul(4).saturating_add(4096)) {
         Ok(())
     } else {

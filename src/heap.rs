@@ -1,0 +1,484 @@
+//! The allocator of the npm package's wasm. dlmalloc (std's default on
+//! wasm32) was 8 KB of a 70 KB module; this is about 1.5 KB.
+//!
+//! Small blocks (up to 4 KB) come in size classes, two per octave (8, 16,
+//! 24, 32, 48, 64, 96, ...), so a `Vec` of 24-byte items fits its class
+//! exactly and no request wastes more than a third; a freed one goes on its
+//! class's free list and is handed out again for that class. No headers:
+//! `dealloc` gets the size back in its `Layout`.
+//!
+//! Large blocks (the engine's columns, snapshot bytes) are whole 4 KB units,
+//! first fit from a short list of free ranges that merge with their
+//! neighbours, so the blocks a doubling column leaves behind serve the next
+//! column's growth; a block grows in place into a free range after it or at
+//! the top of the heap. (Without this, the columns' old blocks were never
+//! reused and memory per entry rose by a third over dlmalloc's.)
+//!
+//! Memory the module cannot grow is a null return, never a trap. Blocks are
+//! 8-aligned; the rare request for more alignment is served from the top
+//! and never reused (nothing in this crate asks for one).
+
+/// The memory a heap carves up: where it starts, and how to get more.
+pub(crate) trait Memory {
+    /// The first free byte and the end of the memory, at first use.
+    fn init(&mut self) -> (usize, usize);
+    /// Adds at least `bytes` bytes of memory; returns where the new region
+    /// starts and ends, or `None` when the memory cannot grow.
+    fn grow(&mut self, bytes: usize) -> Option<(usize, usize)>;
+}
+
+/// Small classes up to `SMALL`, two per power of two.
+const CLASSES: usize = 26;
+const ALIGN: usize = 8;
+const SMALL: usize = 4096;
+/// Free ranges remembered; one freed while all are in use is leaked.
+const RANGES: usize = 32;
+
+pub(crate) struct Heap<M> {
+    mem: M,
+    /// The next free byte; 0 until the first allocation.
+    top: usize,
+    end: usize,
+    /// Heads of the small free lists (0: empty); a free block's first word
+    /// links the next.
+    free: [usize; CLASSES],
+    /// Free large ranges `[start, end)` (in no order), disjoint, never
+    /// touching each other or the top (those merge).
+    ranges: [(usize, usize); RANGES],
+    nranges: usize,
+}
+
+/// The block a request gets: its small class index (`None`: large) and its
+/// size, or `None` when no block could be that big.
+fn class(size: usize) -> Option<(Option<usize>, usize)> {
+    let s = size.max(ALIGN);
+    if s > SMALL {
+        // Whole units; `checked_add` so a huge request fails, not wraps.
+        return Some((None, s.checked_add(SMALL - 1)? & !(SMALL - 1)));
+    }
+    let bits = (usize::BITS - (s - 1).leading_zeros()) as usize;
+    let pow = 1 << bits;
+    // 3/4 of a power of two stays a multiple of 8 from 32 on.
+    if pow >= 32 && s <= 3 * (pow >> 2) {
+        Some((Some(2 * bits - 1), 3 * (pow >> 2)))
+    } else {
+        Some((Some(2 * bits), pow))
+    }
+}
+
+impl<M: Memory> Heap<M> {
+    pub(crate) const fn new(mem: M) -> Self {
+        Heap { mem, top: 0, end: 0, free: [0; CLASSES], ranges: [(0, 0); RANGES], nranges: 0 }
+    }
+
+    /// Moves the end of memory up to `to` if needed.
+    fn reach(&mut self, to: usize) -> bool {
+        if to <= self.end {
+            return true;
+        }
+        match self.mem.grow(to - self.end) {
+            // Contiguous: the usual case.
+            Some((start, end)) if start == self.end => {
+                self.end = end;
+                true
+            }
+            // Someone else grew the memory in between (or it cannot grow).
+            _ => false,
+        }
+    }
+
+    /// Takes `size` bytes from the top, aligned to `align`.
+    fn bump(&mut self, size: usize, align: usize) -> *mut u8 {
+        if self.top == 0 {
+            (self.top, self.end) = self.mem.init();
+        }
+        let at = (self.top + align - 1) & !(align - 1);
+        match at.checked_add(size) {
+            Some(to) if self.reach(to) => {
+                self.top = to;
+                at as *mut u8
+            }
+            // Not contiguous (or no memory): a fresh region, once.
+            _ => match self.mem.grow(size + align) {
+                Some((start, end)) => {
+                    let at = (start + align - 1) & !(align - 1);
+                    self.top = at + size;
+                    self.end = end;
+                    at as *mut u8
+                }
+                None => core::ptr::null_mut(),
+            },
+        }
+    }
+
+    pub(crate) fn alloc(&mut self, size: usize, align: usize) -> *mut u8 {
+        if align > ALIGN {
+            return self.bump(size, align);
+        }
+        match class(size) {
+            Some((Some(i), bytes)) => {
+                let head = self.free[i];
+                if head == 0 {
+                    let p = self.bump(bytes, ALIGN);
+                    // At the memory's limit, a freed large range still
+                    // serves (else a freed cache's memory would not let a
+                    // new small one in).
+                    return if p.is_null() { self.first_fit(bytes) } else { p };
+                }
+                // SAFETY: `head` is a free block of this class (see
+                // `dealloc`), at least 8 bytes, 8-aligned: its first word is
+                // the link.
+                self.free[i] = unsafe { *(head as *const usize) };
+                head as *mut u8
+            }
+            Some((None, bytes)) => {
+                let p = self.first_fit(bytes);
+                if p.is_null() {
+                    self.bump(bytes, ALIGN)
+                } else {
+                    p
+                }
+            }
+            None => core::ptr::null_mut(),
+        }
+    }
+
+    /// The first free range that holds `bytes`, shortened by them; null if none.
+    fn first_fit(&mut self, bytes: usize) -> *mut u8 {
+        for k in 0..self.nranges {
+            let (a, b) = self.ranges[k];
+            if b - a >= bytes {
+                self.take(k, a + bytes);
+                return a as *mut u8;
+            }
+        }
+        core::ptr::null_mut()
+    }
+
+    /// Range `k` now starts at `from` (gone if that is its end).
+    fn take(&mut self, k: usize, from: usize) {
+        if from < self.ranges[k].1 {
+            self.ranges[k].0 = from;
+        } else {
+            self.nranges -= 1;
+            self.ranges[k] = self.ranges[self.nranges];
+        }
+    }
+
+    /// Returns `[a, b)` to the large free space, merged with the ranges it
+    /// touches, or with the top.
+    fn release(&mut self, mut a: usize, mut b: usize) {
+        let mut k = 0;
+        while k < self.nranges {
+            let (x, y) = self.ranges[k];
+            if y == a || x == b {
+                (a, b) = (a.min(x), b.max(y));
+                self.take(k, y);
+                // At most one range on each side: rescan once more.
+                k = 0;
+            } else {
+                k += 1;
+            }
+        }
+        if b == self.top {
+            self.top = a;
+        } else if self.nranges < RANGES {
+            self.ranges[self.nranges] = (a, b);
+            self.nranges += 1;
+        }
+        // Else the range is forgotten: leaked, never handed out twice.
+    }
+
+    /// # Safety
+    /// `p` came from `alloc` (or `realloc`) of this heap with this `size`
+    /// and `align`, and is not used again.
+    pub(crate) unsafe fn dealloc(&mut self, p: *mut u8, size: usize, align: usize) {
+        if align > ALIGN {
+            return;
+        }
+        match class(size) {
+            Some((Some(i), _)) => {
+                // SAFETY: the block is ours, 8-aligned and at least 8 bytes.
+                unsafe { *(p as *mut usize) = self.free[i] };
+                self.free[i] = p as usize;
+            }
+            Some((None, bytes)) => self.release(p as usize, p as usize + bytes),
+            None => {}
+        }
+    }
+
+    /// Grows or shrinks the block at `p` (`old` bytes) to `new` bytes where
+    /// it is; whether it could.
+    fn resize(&mut self, p: usize, old: usize, new: usize) -> bool {
+        let end = p + old;
+        if new <= old {
+            if new < old {
+                self.release(p + new, end);
+            }
+            return true;
+        }
+        if end == self.top {
+            if !self.reach(p + new) {
+                return false;
+            }
+            self.top = p + new;
+            return true;
+        }
+        for k in 0..self.nranges {
+            if self.ranges[k].0 == end && self.ranges[k].1 >= p + new {
+                self.take(k, p + new);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// # Safety
+    /// As `dealloc`; on success the old block is gone, on null it is intact.
+    pub(crate) unsafe fn realloc(&mut self, p: *mut u8, size: usize, align: usize, new: usize) -> *mut u8 {
+        if align <= ALIGN {
+            if let (Some((i, old)), Some((j, bytes))) = (class(size), class(new)) {
+                // Same small class: nothing to do. Both large: in place if
+                // the space after the block allows.
+                if i == j && (i.is_some() || self.resize(p as usize, old, bytes)) {
+                    return p;
+                }
+            }
+        }
+        let q = self.alloc(new, align);
+        if !q.is_null() {
+            // SAFETY: distinct live blocks, each at least `min` bytes.
+            unsafe {
+                core::ptr::copy_nonoverlapping(p, q, size.min(new));
+                self.dealloc(p, size, align);
+            }
+        }
+        q
+    }
+}
+
+#[cfg(all(target_arch = "wasm32", not(feature = "std")))]
+pub(crate) use wasm::Global;
+
+#[cfg(all(target_arch = "wasm32", not(feature = "std")))]
+mod wasm {
+    use super::{Heap, Memory};
+    use core::alloc::{GlobalAlloc, Layout};
+    use core::arch::wasm32::{memory_grow, memory_size};
+    use core::cell::UnsafeCell;
+
+    const PAGE: usize = 65536;
+
+    pub(crate) struct Wasm;
+
+    extern "C" {
+        /// Where the linker put the end of static data and stack.
+        static __heap_base: u8;
+    }
+
+    impl Memory for Wasm {
+        fn init(&mut self) -> (usize, usize) {
+            (core::ptr::addr_of!(__heap_base) as usize, memory_size(0) * PAGE)
+        }
+
+        fn grow(&mut self, bytes: usize) -> Option<(usize, usize)> {
+            let pages = bytes.div_ceil(PAGE);
+            let old = memory_grow(0, pages);
+            (old != usize::MAX).then(|| (old * PAGE, (old + pages) * PAGE))
+        }
+    }
+
+    /// The global allocator: one heap, no locking (the module has one
+    /// thread; an allocator is never re-entered).
+    pub(crate) struct Global(UnsafeCell<Heap<Wasm>>);
+
+    // SAFETY: wasm32 without the atomics feature has one thread.
+    #[cfg(not(target_feature = "atomics"))]
+    unsafe impl Sync for Global {}
+
+    impl Global {
+        pub(crate) const fn new() -> Self {
+            Global(UnsafeCell::new(Heap::new(Wasm)))
+        }
+    }
+
+    unsafe impl GlobalAlloc for Global {
+        unsafe fn alloc(&self, l: Layout) -> *mut u8 {
+            // SAFETY: one thread, and no call below re-enters the allocator.
+            unsafe { (*self.0.get()).alloc(l.size(), l.align()) }
+        }
+
+        unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
+            unsafe { (*self.0.get()).dealloc(p, l.size(), l.align()) }
+        }
+
+        unsafe fn realloc(&self, p: *mut u8, l: Layout, new: usize) -> *mut u8 {
+            unsafe { (*self.0.get()).realloc(p, l.size(), l.align(), new) }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A memory of `limit` bytes in 64 KB pages, inside one buffer.
+    struct Arena {
+        buf: Vec<u64>,
+        used: usize,
+        limit: usize,
+    }
+
+    impl Arena {
+        fn base(&self) -> usize {
+            self.buf.as_ptr() as usize
+        }
+    }
+
+    impl Memory for Arena {
+        fn init(&mut self) -> (usize, usize) {
+            // Start unaligned, as `__heap_base` may be.
+            self.used = 65536;
+            (self.base() + 4, self.base() + self.used)
+        }
+
+        fn grow(&mut self, bytes: usize) -> Option<(usize, usize)> {
+            let pages = bytes.div_ceil(65536);
+            if self.used + pages * 65536 > self.limit {
+                return None;
+            }
+            let start = self.base() + self.used;
+            self.used += pages * 65536;
+            Some((start, self.base() + self.used))
+        }
+    }
+
+    fn heap(limit: usize) -> Heap<Arena> {
+        Heap::new(Arena { buf: vec![0; limit / 8], used: 0, limit })
+    }
+
+    #[test]
+    fn classes_are_two_per_octave_and_fit() {
+        let sizes: Vec<usize> = [1, 8, 9, 16, 17, 24, 25, 32, 33, 48, 49, 64, 96, 97, 3072, 3073, 4096, 4097, 3 << 20]
+            .iter()
+            .map(|&s| class(s).unwrap().1)
+            .collect();
+        assert_eq!(sizes, [8, 8, 16, 16, 24, 24, 32, 32, 48, 48, 64, 64, 96, 128, 3072, 4096, 4096, 8192, 3 << 20]);
+        for s in 1..=SMALL {
+            let (i, b) = class(s).unwrap();
+            assert!(i.is_some() && b >= s && b % 8 == 0 && b < s.max(8) * 3 / 2 + 8, "size {s}: block {b}");
+            assert_eq!(class(b).unwrap(), (i, b), "a block's own size is its class");
+        }
+        assert_eq!(class(SMALL + 1).unwrap().0, None);
+        assert_eq!(class(usize::MAX), None);
+    }
+
+    /// Random allocs, frees and reallocs, small and large: every live block
+    /// keeps its bytes (so none overlaps another).
+    #[test]
+    fn blocks_never_overlap_and_keep_their_bytes() {
+        let mut h = heap(64 << 20);
+        let mut live: Vec<(*mut u8, usize, u8)> = vec![];
+        let mut seed = 7u32;
+        for n in 0..6000u32 {
+            seed = seed.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            let size = 1 + (seed >> 8) as usize % if n % 7 == 0 { 200_000 } else { 300 };
+            if seed % 3 == 0 && !live.is_empty() {
+                let (p, s, tag) = live.swap_remove(seed as usize % live.len());
+                assert!((0..s).all(|k| unsafe { *p.add(k) } == tag), "block kept its bytes");
+                unsafe { h.dealloc(p, s, 1) };
+            } else if seed % 3 == 1 && !live.is_empty() {
+                let k = seed as usize % live.len();
+                let (p, s, tag) = live[k];
+                let q = unsafe { h.realloc(p, s, 1, size) };
+                assert!(!q.is_null());
+                assert!((0..s.min(size)).all(|k| unsafe { *q.add(k) } == tag), "realloc kept the bytes");
+                unsafe { q.write_bytes(tag, size) };
+                live[k] = (q, size, tag);
+            } else {
+                let p = h.alloc(size, 1);
+                assert!(!p.is_null() && p as usize % 8 == 0);
+                let tag = n as u8;
+                unsafe { p.write_bytes(tag, size) };
+                live.push((p, size, tag));
+            }
+            for &(p, s, tag) in &live {
+                assert_eq!(unsafe { *p }, tag, "no other block wrote over this one");
+                assert_eq!(unsafe { *p.add(s - 1) }, tag);
+            }
+            let mut r = h.ranges[..h.nranges].to_vec();
+            r.sort();
+            assert!(r.windows(2).all(|w| w[0].1 < w[1].0), "ranges disjoint, merged");
+            assert!(r.iter().all(|&(a, b)| a < b && b < h.top), "no range touches the top");
+        }
+    }
+
+    #[test]
+    fn small_blocks_are_reused_by_class() {
+        let mut h = heap(1 << 20);
+        let a = h.alloc(100, 8);
+        let b = h.alloc(100, 8);
+        unsafe { h.dealloc(a, 100, 8) };
+        assert_eq!(h.alloc(120, 4), a, "same class (128): the freed block comes back");
+        assert_eq!(unsafe { h.realloc(b, 100, 8, 128) }, b, "same class: stays");
+        assert_ne!(unsafe { h.realloc(b, 128, 8, 129) }, b);
+    }
+
+    /// The engine's pattern: several columns doubling in turn. Old blocks
+    /// merge and serve later growth, so the heap stays under 1.5 times the
+    /// live size (1.31 here; never reusing them, it would pass 2).
+    #[test]
+    fn doubling_columns_reuse_what_they_leave() {
+        let mut h = heap(256 << 20);
+        let widths = [24, 4, 4, 1, 8, 8];
+        let mut cols: Vec<(*mut u8, usize)> = widths.iter().map(|&w| (h.alloc(64 * w, 8), 64 * w)).collect();
+        let base = h.top;
+        let mut cap = 64;
+        while cap < 1 << 20 {
+            cap *= 2;
+            for (c, &w) in cols.iter_mut().zip(&widths) {
+                let q = unsafe { h.realloc(c.0, c.1, 8, cap * w) };
+                assert!(!q.is_null());
+                *c = (q, cap * w);
+            }
+        }
+        let live: usize = cols.iter().map(|c| c.1).sum();
+        assert!(h.top - base < live * 3 / 2, "heap {} for {} live", h.top - base, live);
+    }
+
+    #[test]
+    fn large_blocks_grow_in_place_and_merge_back() {
+        let mut h = heap(4 << 20);
+        let a = h.alloc(10_000, 8);
+        let b = h.alloc(10_000, 8);
+        // At the top: grows where it is.
+        assert_eq!(unsafe { h.realloc(b, 10_000, 8, 50_000) }, b);
+        assert_eq!(h.top, b as usize + 53_248);
+        // Freed `a` (12 KB) then a request that fits: first fit reuses it.
+        unsafe { h.dealloc(a, 10_000, 8) };
+        assert_eq!(h.alloc(9000, 8), a);
+        assert_eq!(h.nranges, 0);
+        // Shrinking frees the tail.
+        assert_eq!(unsafe { h.realloc(a, 9000, 8, 4097) }, a);
+        assert_eq!(h.ranges[..h.nranges], [(a as usize + 8192, a as usize + 12_288)]);
+        unsafe { h.dealloc(a, 4097, 8) };
+        assert_eq!(h.ranges[..h.nranges], [(a as usize, a as usize + 12_288)], "the pieces merged back");
+        // Freeing the top block gives everything back to the top.
+        unsafe { h.dealloc(b, 50_000, 8) };
+        assert_eq!((h.nranges, h.top), (0, a as usize));
+    }
+
+    #[test]
+    fn out_of_memory_is_null_and_leaves_blocks_intact() {
+        let mut h = heap(256 << 10);
+        let a = h.alloc(1000, 8);
+        unsafe { a.write_bytes(9, 1000) };
+        assert!(h.alloc(300 << 10, 8).is_null());
+        assert!(unsafe { h.realloc(a, 1000, 8, 300 << 10) }.is_null());
+        assert!((0..1000).all(|k| unsafe { *a.add(k) } == 9));
+        assert!(h.alloc(usize::MAX - 64, 8).is_null());
+        assert!(h.alloc(1000, 8) != a, "the heap still works");
+        let big = h.alloc(24, 64);
+        assert!(!big.is_null() && big as usize % 64 == 0);
+    }
+}
