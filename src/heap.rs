@@ -373,6 +373,31 @@ mod tests {
         assert_eq!(class(usize::MAX), None);
     }
 
+    /// At the memory's limit, a small block comes from a freed large range:
+    /// memory a freed cache held lets a new small one in (issue 13).
+    #[test]
+    fn small_blocks_use_freed_ranges_at_the_limit() {
+        let mut h = heap(1 << 20);
+        let big = h.alloc(256 << 10, 1);
+        let mut rest = vec![];
+        loop {
+            let p = h.alloc(64 << 10, 1);
+            if p.is_null() {
+                break;
+            }
+            rest.push(p);
+        }
+        for size in [4096, 1024, 256, 64, 48] {
+            while !h.alloc(size, 1).is_null() {}
+        }
+        assert!(h.alloc(48, 1).is_null(), "the memory is full");
+        unsafe { h.dealloc(big, 256 << 10, 1) };
+        let small = h.alloc(48, 1);
+        assert!(!small.is_null(), "a freed range serves a small block");
+        unsafe { small.write_bytes(7, 48) };
+        assert!(!h.alloc(128 << 10, 1).is_null(), "and what is left of it, a large one");
+    }
+
     /// Random allocs, frees and reallocs, small and large: every live block
     /// keeps its bytes (so none overlaps another).
     #[test]
