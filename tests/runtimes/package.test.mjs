@@ -25,6 +25,9 @@ test("package: exactly the shipped files", () => {
     "LICENSE", "README.md", "index.d.cts", "index.d.ts", "package.json",
     "dist/cache.js", "dist/glue.js", "dist/lapse_bg.wasm", "dist/wasm.js",
     "dist/lapse.cjs", "dist/lapse.js", "dist/workerd.js",
+    // The tiers in front of shared stores, each an entry with its types.
+    "dist/redis.js", "redis.d.ts", "dist/keyv.js", "keyv.d.ts",
+    "dist/bentocache.js", "bentocache.d.ts", "dist/durable.js", "durable.d.ts",
   ];
   for (const f of expected) assert.ok(files.includes(f), `missing ${f}`);
   const optional = ["API.md", "SNAPSHOT.md"];
