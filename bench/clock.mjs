@@ -20,7 +20,7 @@
 //          high: a real handler does more than 64 cache calls' work per run)
 // Goal (API.md § Time): the default clock costs under 5% on `get`.
 import { writeFileSync } from "node:fs";
-import { TtlCache } from "../pkg/dist/node.js";
+import { TtlCache } from "../pkg/dist/lapse.js";
 
 const args = process.argv.slice(2);
 const opt = (name, d) => {

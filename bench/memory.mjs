@@ -7,7 +7,7 @@
 // after full GCs, relative to a baseline taken before the cache was built.
 import { LRUCache } from "lru-cache";
 import { TTLCache } from "@isaacs/ttlcache";
-import { TtlCache } from "../pkg/dist/node.js";
+import { TtlCache } from "../pkg/dist/lapse.js";
 import { makeKeys } from "./lib/data.mjs";
 import { kvSubjects } from "./lib/subjects.mjs";
 

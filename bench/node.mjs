@@ -1,9 +1,9 @@
 // The suite in Node:  node --expose-gc bench/node.mjs [--out file.json] [--quick]
-// Imports lapse from the built package (pkg/dist/node.js, what `import "lapse"` gives in Node).
+// Imports lapse from the built package (pkg/dist/lapse.js, what `import "lapse"` gives in Node).
 import { writeFileSync } from "node:fs";
 import { LRUCache } from "lru-cache";
 import { TTLCache } from "@isaacs/ttlcache";
-import { TtlCache } from "../pkg/dist/node.js";
+import { TtlCache } from "../pkg/dist/lapse.js";
 import { runSuite } from "./lib/suite.mjs";
 import { parseArgs, suiteOptions } from "./lib/options.mjs";
 

@@ -2,7 +2,7 @@
 //
 //   node bench/run.mjs [--quick] [--only get,set,...] [--sizes 100000,...]
 //                      [--runs N] [--skip-node] [--skip-chromium] [--skip-memory]
-//                      [--no-readme] [--out file.json]
+//                      [--skip-stampede] [--no-readme] [--out file.json]
 //
 // 1. (h) size of pkg/dist/lapse_bg.wasm, raw and gzipped
 // 2. (g) memory per entry: node --expose-gc bench/memory.mjs, a fresh process per subject
@@ -14,6 +14,9 @@
 //    browser; the figures are then the median over runs of each run's
 //    medians (bench/lib/merge.mjs). On these shared machines a whole process
 //    can run 2x slower than the next one, so one run can mislead.
+// 4b. (i) stampede: node --expose-gc bench/stampede.mjs (a child process):
+//    concurrent requests for cold keys against a slow loader, lapse fetch vs
+//    lru-cache fetch vs cache-aside without coalescing, loader calls counted
 // 5. writes bench/results/<UTC timestamp>.json, prints the tables and the
 //    goal lines, and (unless --quick or --no-readme) regenerates README.md's
 //    "## Performance" section from that JSON (bench/report.mjs).
@@ -73,6 +76,7 @@ const result = {
   wasm: null,
   memory: null,
   envs: {},
+  stampede: null,
 };
 
 // ---------------------------------------------------------------- (h) wasm size
@@ -118,7 +122,9 @@ if (!args["skip-memory"]) {
 // ---------------------------------------------------------------- Node
 function runNode(run) {
   const tmp = `${outFile}.node${run}.tmp`;
-  const pass = argv.filter((a) => !["--skip-chromium", "--skip-memory", "--skip-node", "--no-readme"].includes(a));
+  const pass = argv.filter(
+    (a) => !["--skip-chromium", "--skip-memory", "--skip-node", "--skip-stampede", "--no-readme"].includes(a),
+  );
   for (const opt of ["--out", "--chromium-sizes", "--runs"]) {
     const at = pass.indexOf(opt);
     if (at >= 0) pass.splice(at, 2);
@@ -190,12 +196,35 @@ async function runChromium() {
   if (chromium.length) result.envs.chromium = mergeRuns(chromium);
 }
 
+// ---------------------------------------------------------------- (i) stampede
+if (!args["skip-stampede"]) {
+  const r = spawnSync(process.execPath, ["--expose-gc", join(here, "stampede.mjs"), ...(args.quick ? ["--quick"] : [])], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  if (r.status !== 0) throw new Error(`stampede.mjs failed (${r.status})`);
+  result.stampede = JSON.parse(r.stdout.trim().split("\n").pop());
+}
+
 result.meta.loadavgEnd = loadavg();
 result.meta.seconds = Math.round((Date.now() - startedAt) / 1000);
 mkdirSync(dirname(outFile), { recursive: true });
 writeFileSync(outFile, JSON.stringify(result, null, 1) + "\n");
 log(`wrote ${relative(root, outFile)}`);
 printReport(result);
+if (result.stampede !== null) {
+  const st = result.stampede;
+  console.log(
+    `\n(i) stampede: ${st.requests} concurrent requests for ${st.distinctKeys} cold keys (Zipf over ${st.keys}), loader latency ${st.latencyMs} ms, medians of ${st.rounds} rounds`,
+  );
+  console.log("| subject | loader calls | cold: issue ms | cold: all resolved ms | warm: ns per request |");
+  console.log("| --- | ---: | ---: | ---: | ---: |");
+  for (const [name, x] of Object.entries(st.subjects)) {
+    console.log(
+      `| ${name} | ${x.loaderCalls} | ${x.coldIssueMs.toFixed(1)} | ${x.coldWallMs.toFixed(1)} | ${x.warmNsPerRequest.toFixed(0)} |`,
+    );
+  }
+}
 if (!args.quick && !args["no-readme"]) {
   writeReadme(join(root, "README.md"), result, relative(root, outFile));
   log("README.md: ## Performance regenerated");

@@ -69,7 +69,69 @@ export interface TtlCacheOptions<V = unknown> {
    * is complete. `field` is the hash field, or `undefined` for a plain entry.
    */
   dispose?: (value: V, key: string, reason: DisposeReason, field: string | undefined) => void;
+  /**
+   * Default for `fetch`/`hfetch`: a fetch that finds a live entry written
+   * more than `refresh` ms ago resolves to it at once and starts one
+   * background load whose result replaces it (refresh-ahead). A non-negative
+   * number or `Infinity`. Default: none.
+   */
+  refresh?: number;
+  /**
+   * After an entry's deadline its last value is kept `grace` ms more as a
+   * fallback for `fetch`/`hfetch` only: a failed load then resolves to it
+   * (stale-if-error). No other read, nor `size`, sees it; `dispose(…,
+   * "expired")` runs when its grace ends or a new value replaces it. A
+   * non-negative number or `Infinity`. Default 0 (none).
+   */
+  grace?: number;
+  /**
+   * Hears the errors of loads that reject no caller: background refreshes,
+   * loads every waiter stopped waiting for, loads answered with a stale
+   * value. No load error ever becomes an unhandled rejection.
+   */
+  onLoadError?: (error: unknown, key: string, field: string | undefined) => void;
 }
+
+/** What a loader receives besides the key (and field). */
+export interface LoaderContext {
+  /**
+   * Aborted when the load's result is no longer wanted: a write, delete,
+   * expire, eviction or clear of its key won over it, or every caller
+   * stopped waiting (their `signal`s).
+   */
+  readonly signal: AbortSignal;
+}
+
+/** `fetch`/`hfetch` options. `ttl` and `expireAt` exclude each other. */
+export type FetchOptions = (
+  | {
+      /** Lifetime of the loaded value in ms (positive, or `Infinity`). Default: the constructor's `ttl`. */
+      ttl?: number;
+      /** Idle window of the loaded value in ms (positive, or `Infinity`). */
+      idle?: number;
+      expireAt?: never;
+    }
+  | {
+      /** Absolute deadline of the loaded value: a time in ms or a `Date`. */
+      expireAt: Time;
+      idle?: number;
+      ttl?: never;
+    }
+) & {
+  /** Refresh-ahead age in ms for this fetch (see the constructor's `refresh`). */
+  refresh?: number;
+  /** Grace in ms of the value this fetch stores (see the constructor's `grace`). */
+  grace?: number;
+  /** Stops this caller's wait (its promise rejects with `signal.reason`); the load goes on for other waiters. */
+  signal?: AbortSignal;
+};
+
+/**
+ * What `fetch` resolves to: the cached value or the loader's. On a cache
+ * typed `TtlCache<unknown>` (the default) the loader's type is taken at its
+ * word: the cache cannot check what other code stored under the key.
+ */
+export type Fetched<V, T> = unknown extends V ? T : V | T;
 
 /**
  * Per-write options for `set` and `hset`. `ttl` and `expireAt` exclude each
@@ -77,7 +139,12 @@ export interface TtlCacheOptions<V = unknown> {
  */
 export type SetOptions =
   | {
-      /** Absolute lifetime in ms from this write (positive, or `Infinity`). Overrides the constructor's `ttl`. */
+      /**
+       * Absolute lifetime in ms from this write (positive, or `Infinity`). Overrides the constructor's `ttl`.
+       * The deadline is `now + ttl` as a double: if that rounds to `now` (a ttl below the clock's
+       * resolution) the write stores nothing and deletes the key; if a finite ttl overflows it to
+       * `Infinity`, `RangeError` ("too large for the clock").
+       */
       ttl?: number;
       /** Idle window in ms (positive, or `Infinity`). Overrides the constructor's `idle`. */
       idle?: number;
@@ -113,6 +180,10 @@ export interface RestoreOptions<V = unknown> {
   now?: number;
   /** Follow this clock. With `now`: `TypeError`. */
   clock?: () => number;
+  /** As the constructor's: snapshots hold no loading options (nor per-entry grace). */
+  refresh?: number;
+  grace?: number;
+  onLoadError?: (error: unknown, key: string, field: string | undefined) => void;
 }
 
 // `Symbol.dispose` for `using`, on a TypeScript lib older than ES2025's
@@ -170,6 +241,16 @@ export interface TtlCacheStats {
   maxEntries: number;
   /** The `maxBytes` bound (`Infinity` if none). */
   maxBytes: number;
+  /** Loader calls made by `fetch`/`hfetch` (refreshes included). */
+  loads: number;
+  /** Loads that threw or rejected (or whose result could not be stored). */
+  loadErrors: number;
+  /** Fetches that joined a running load instead of starting one. */
+  coalesced: number;
+  /** Background loads started by `refresh`. */
+  refreshes: number;
+  /** Fetches answered with a value in grace after their load failed. */
+  staleServed: number;
 }
 
 /**
@@ -216,7 +297,7 @@ export declare class TtlCache<V = unknown> implements Iterable<[string, Entry<V>
   has(key: string): boolean;
   /** Restarts the idle window. `false` if missing. */
   touch(key: string): boolean;
-  /** Absolute deadline = now + `ms` (any finite number; `ms <= 0` deletes). */
+  /** Absolute deadline = now + `ms` (any finite number; `ms <= 0`, or a sum that rounds to now, deletes; a sum that overflows is a `RangeError`). */
   expire(key: string, ms: number, cond?: Cond): boolean;
   /** Absolute deadline = `time` (ms or `Date`); a past time deletes. */
   expireAt(key: string, time: Time, cond?: Cond): boolean;
@@ -252,6 +333,27 @@ export declare class TtlCache<V = unknown> implements Iterable<[string, Entry<V>
   [Symbol.dispose](): void;
   /** Everything, deadlines included, in a versioned, checksummed format. Throws `TypeError` for a value with no data form. */
   snapshot(): Uint8Array;
+
+  // ---- loading: coalesced loads, refresh-ahead, stale-if-error
+
+  /**
+   * The live value at `key` (a hit, as `get`), or else the result of one
+   * `loader(key, { signal })` call shared by every fetch of `key` while it
+   * runs, stored with `options` (`undefined` stores nothing). Bad arguments
+   * reject with `TypeError`/`RangeError`; nothing is thrown synchronously.
+   */
+  fetch<T extends Defined<V> | undefined>(
+    key: string,
+    loader: (key: string, context: LoaderContext) => T | PromiseLike<T>,
+    options?: FetchOptions,
+  ): Promise<Fetched<V, T>>;
+  /** As `fetch`, for one hash field: `loader(key, field, { signal })`. */
+  hfetch<T extends Defined<V> | undefined>(
+    key: string,
+    field: string,
+    loader: (key: string, field: string, context: LoaderContext) => T | PromiseLike<T>,
+    options?: FetchOptions,
+  ): Promise<Fetched<V, T>>;
 
   // ---- hashes: string fields with their own expiry (Redis 7.4 HEXPIRE family)
 

@@ -21,6 +21,7 @@ import { readFileSync, writeFileSync, mkdirSync, rmSync, copyFileSync, readdirSy
 import { join, dirname, basename } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { spawnSync } from "node:child_process";
 import { buildSync } from "esbuild";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -30,6 +31,9 @@ const { values: args } = parseArgs({
     wasm: { type: "string", default: "build/opt/lapse_bg.wasm" },
     cache: { type: "string", default: "pkg-template/src/cache.js" },
     out: { type: "string", default: "pkg" },
+    // wasm-opt's --enable-* flags for the module (the Makefile's); with them,
+    // import and export names are minified (see minifyNames).
+    features: { type: "string" },
   },
 });
 const r = (p) => join(root, p);
@@ -66,10 +70,11 @@ if (!glue.includes("function initSync(") || !glue.includes("__wbg_init as defaul
 glue = cutAsyncInit(glue);
 glue = slimGlue(glue);
 glue = textCodecFallbacks(glue) + glue;
-writeFileSync(join(dist, "glue.js"), glue);
-const wasm = readFileSync(r(args.wasm));
+let wasm = readFileSync(r(args.wasm));
 if (!WebAssembly.validate(wasm)) die(`${args.wasm} is not a valid wasm module`);
-copyFileSync(r(args.wasm), join(dist, "lapse_bg.wasm"));
+if (args.features !== undefined) ({ wasm, glue } = minifyNames(r(args.wasm), glue, args.features));
+writeFileSync(join(dist, "glue.js"), glue);
+writeFileSync(join(dist, "lapse_bg.wasm"), wasm);
 writeFileSync(join(dist, "wasm.js"), encodeWasm(wasm));
 
 // Every .js in pkg-template/src (entries + the lead's cache.js and any helper
@@ -168,6 +173,51 @@ writeFileSync(join(out, "package.json"), JSON.stringify(pkg, null, 2) + "\n");
 
 console.log(`assemble: pkg/ lapse@${version}: ${readdirSync(dist).sort().join(" ")}`);
 
+// ---- short import/export names --------------------------------------------------
+
+// wasm-bindgen names imports like "__wbg_new_784d9f2a66cc26d0" (from module
+// "./lapse_bg.js") and exports like "rawengine_checkSnapshot"; both sides ship
+// them (the wasm's import/export sections, the glue's import object and its
+// `wasm.name` calls), and their hashes gzip badly. binaryen renames them to
+// "a", "b", ... and prints the mapping; the glue is rewritten to match, and
+// every `wasm.name` of the glue must be in the mapping. 296 B less gzipped on
+// the .wasm alone (42,312 B raw), more with the glue.
+function minifyNames(wasmPath, src, features) {
+  const tmp = join(dist, ".min.wasm");
+  const res = spawnSync(
+    join(root, "node_modules", ".bin", "wasm-opt"),
+    [wasmPath, ...features.split(/\s+/).filter(Boolean), "--minify-imports-and-exports-and-modules", "-o", tmp],
+    { encoding: "utf8" },
+  );
+  if (res.status !== 0) die(`wasm-opt --minify-imports-and-exports-and-modules failed:\n${res.stderr}`);
+  const bytes = readFileSync(tmp);
+  rmSync(tmp);
+  const map = JSON.parse(res.stdout.slice(res.stdout.indexOf("{")));
+  const exports = new Map(map.exports.map(([from, to]) => [from, to]));
+  const modules = new Set(map.imports.map(([mod]) => mod));
+  if (modules.size !== 1) die(`glue: expected one import module, got ${[...modules].join(", ")}`);
+  const [mod] = modules;
+  const newMod = WebAssembly.Module.imports(new WebAssembly.Module(bytes))[0]?.module;
+  src = src.replace(/\bwasm\.([A-Za-z_$][\w$]*)/g, (m, name) => {
+    if (!exports.has(name)) die(`glue: wasm.${name} is not an export of the module`);
+    return `wasm.${exports.get(name)}`;
+  });
+  for (const [, from, to] of map.imports) {
+    const key = new RegExp(`^(\\s+)${from}:`, "m");
+    if (!key.test(src)) die(`glue: import ${from} not found`);
+    src = src.replace(key, `$1${to}:`);
+  }
+  const modKey = `"${mod}": import0`;
+  if (!src.includes(modKey)) die(`glue: import module "${mod}" not found`);
+  src = src.replace(modKey, `"${newMod}": import0`);
+  // Check: the rewritten glue's import object satisfies the module.
+  const imports = new Function(`${src.replace(/^export /gm, "").replace(/^import .*$/gm, "")}; return __wbg_get_imports();`)();
+  for (const i of WebAssembly.Module.imports(new WebAssembly.Module(bytes))) {
+    if (typeof imports[i.module]?.[i.name] !== "function") die(`glue: no import ${i.module}.${i.name}`);
+  }
+  return { wasm: bytes, glue: src };
+}
+
 // ---- glue surgery --------------------------------------------------------------
 
 // Removes wasm-bindgen's async init (__wbg_load, __wbg_init, __wbg_init_once):
@@ -248,30 +298,27 @@ function textCodecFallbacks(src) {
 // ---- the embedded wasm ---------------------------------------------------------
 
 // The .wasm as a JS string, one char per byte, with the bytes remapped by
-// frequency: the most common wasm bytes become printable ASCII (then control
-// characters, which minifiers print raw), the rare ones \xNN escapes. Every
-// byte always maps to the same text, so gzip still finds the .wasm's repeats
-// (base64 shifts them by 0/2/4 bits and loses most). Measured on a 69,759-byte
-// wasm, esbuild --minify then gzip -9, the string alone: base64 40,787 B, a +48
-// rotation 33,087 B, the best affine map (255b + 122) 32,561 B, this remap
-// 31,751 B (+ ~580 B for K and the decoder), the raw .wasm 30,795 B. In a
-// whole app bundle base64 costs 10.6 KB over the raw .wasm, this 1.9 KB. The source stays pure ASCII, so
-// no tool or page charset can alter it. Decoding is one table lookup per byte.
+// frequency: the 95 most common wasm bytes become the printable ASCII chars
+// (0x20-0x7e, most common first), the other bytes take the remaining char
+// codes in ascending order. Every byte always maps to the same text, so gzip
+// still finds the .wasm's repeats (base64 shifts them by 0/2/4 bits and loses
+// most). Measured on a 69,759-byte wasm, esbuild --minify then gzip -9, the
+// string alone: base64 40,787 B, a +48 rotation 33,087 B, the best affine map
+// (255b + 122) 32,561 B, a full frequency remap 31,751 B (+439 B for its
+// 256-entry table), the raw .wasm 30,795 B. This remap needs only the 95-byte
+// list H (about 250 B less than the full table in a whole bundle, net). In a
+// whole app bundle base64 costs 10.6 KB over the raw .wasm, this about 1.8 KB
+// (1.2 KB on a 44 KB wasm). The source stays pure ASCII, so no tool or page
+// charset can alter it. Decoding is one table lookup per byte.
 function encodeWasm(bytes) {
   const freq = new Array(256).fill(0);
   for (const b of bytes) freq[b]++;
   const byFreq = [...Array(256).keys()].sort((a, b) => freq[b] - freq[a] || a - b);
-  // Char codes by cost: printable ASCII that needs no escape in "..." or `...`,
-  // then control chars esbuild prints raw, then the rest.
-  const avoid = new Set([0x22, 0x24, 0x27, 0x5c, 0x60, 0x3c]);
-  const cheap = [];
-  for (let c = 0x20; c < 0x7f; c++) if (!avoid.has(c)) cheap.push(c);
-  for (let c = 1; c < 0x20; c++) if (![8, 11, 12, 13, 0x1b].includes(c)) cheap.push(c);
-  const order = [...cheap, ...[...Array(256).keys()].filter((c) => !cheap.includes(c))];
+  const top = byFreq.slice(0, 95);
   const code = new Array(256); // wasm byte -> char code
-  byFreq.forEach((b, i) => (code[b] = order[i]));
-  const byte = new Array(256); // char code -> wasm byte
-  code.forEach((c, b) => (byte[c] = b));
+  top.forEach((b, i) => (code[b] = 0x20 + i));
+  const restChars = [...Array(256).keys()].filter((c) => c < 0x20 || c > 0x7e);
+  [...Array(256).keys()].filter((b) => code[b] === undefined).forEach((b, i) => (code[b] = restChars[i]));
   const lit = (codes) => {
     let s = "";
     for (const c of codes) {
@@ -281,19 +328,25 @@ function encodeWasm(bytes) {
   };
   const text = Array.from(bytes, (b) => code[b]);
   return `// Generated by scripts/assemble.mjs: lapse_bg.wasm (${bytes.length} bytes) as a string,
-// one char per byte; K maps a char code to the wasm byte it stands for (after
-// W: gzip does better with the escape-heavy table at the end).
+// one char per byte. Char 0x20 + i stands for byte H[i]; the other chars, in
+// ascending order, for the bytes not in H, in ascending order.
 const W = ${lit(text)};
-const K = ${lit(byte)};
+const H = ${lit(top)};
 
 /** The wasm module's bytes. */
 export function wasmBytes() {
-  const t = new Uint8Array(256);
-  for (let i = 0; i < 256; i++) t[i] = K.charCodeAt(i);
+  const t = new Uint8Array(256); // char code -> byte
+  const inH = new Uint8Array(256);
+  for (let i = 0; i < 95; i++) inH[(t[0x20 + i] = H.charCodeAt(i))] = 1;
+  for (let c = 0, b = 0; c < 256; c++) {
+    if (c >= 0x20 && c <= 0x7e) continue;
+    while (inH[b]) b++;
+    t[c] = b++;
+  }
   const n = W.length;
-  const b = new Uint8Array(n);
-  for (let i = 0; i < n; i++) b[i] = t[W.charCodeAt(i)];
-  return b;
+  const out = new Uint8Array(n);
+  for (let i = 0; i < n; i++) out[i] = t[W.charCodeAt(i)];
+  return out;
 }
 `;
 }

@@ -59,6 +59,8 @@ const HAS_AT: u32 = 4;
 const KEEP_TTL: u32 = 8;
 const TO_MAIN: u32 = 16;
 const FAILED: u32 = NIL - 1;
+/// `remove`'s reason for lazy expiry (see there).
+const FOUND_EXPIRED: u8 = 255;
 
 // The status block JS reads after each call (and writes ST_PENDING into).
 const ST_LOG: usize = 0;
@@ -180,7 +182,7 @@ pub struct RawEngine {
     owed: u64,
 }
 
-const STATS_LEN: usize = 15;
+const STATS_LEN: usize = 16;
 
 /// The module's memory, for JS's typed-array views.
 #[wasm_bindgen(js_name = wasmMemory)]
@@ -497,10 +499,31 @@ impl RawEngine {
         self.error.take().map_or(JsValue::UNDEFINED, JsValue::from)
     }
 
-    /// Removes slot `s`; `reason` as in `Reason`.
+    /// Grace (stale-if-error, ms; JS validated it): slot `s`'s own, or with
+    /// `s = NIL` the default, which turns grace on. One method for both: each
+    /// binding method carries the `call` prologue.
+    #[wasm_bindgen(js_name = setGrace)]
+    pub fn set_grace(&mut self, s: u32, ms: f64) {
+        self.call(|e| match Self::slot(s) {
+            Some(s) => e.set_slot_grace(s, ms),
+            None => e.set_grace(ms),
+        });
+    }
+
+    /// Until when expired slot `s` keeps its value as a fallback; 0 if not.
+    #[wasm_bindgen(js_name = staleUntil)]
+    pub fn stale_until(&self, s: u32) -> f64 {
+        self.e.stale_until(s)
+    }
+
+    /// Removes slot `s`; `reason` as in `Reason`, or `FOUND_EXPIRED`: lazy
+    /// expiry of a slot a read found expired, which keeps it if it has
+    /// grace left (one method, not two: each carries the `call` prologue).
     pub fn remove(&mut self, s: u32, reason: u8) -> JsResult<f64> {
         self.check(s)?;
-        Ok(self.call_room(0, "key", |e| Ok(e.remove(s, Reason::from_u8(reason))))? as f64)
+        Ok(self.call_room(0, "key", |e| {
+            Ok(if reason == FOUND_EXPIRED { e.expire_found(s) } else { e.remove(s, Reason::from_u8(reason)) })
+        })? as f64)
     }
 
     /// `expire` (`rel`: `t` is ms from now) or `expireAt` on slot `s`
@@ -527,7 +550,7 @@ impl RawEngine {
 
     /// `[expired, evicted, deleted, inserted, updated, ticks, swept,
     /// rescheduled, cascaded, scheduled, keys, entries, bytes, smallQueue,
-    /// engineBytes]`.
+    /// engineBytes, gracedKeys]`.
     ///
     /// Fills the buffer at `statsPtr` and returns its address.
     pub fn stats(&mut self) -> u32 {
@@ -549,6 +572,7 @@ impl RawEngine {
             self.e.bytes(),
             u64::from(self.e.small_len()),
             self.e.memory() as u64,
+            self.e.graced_keys(),
         ];
         for (o, &x) in self.stats.iter_mut().zip(v.iter()) {
             *o = x as f64;

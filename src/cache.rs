@@ -340,6 +340,11 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     fn live_or_miss(&mut self, key: &K) -> Option<u32> {
         let s = self.slot(key);
         if let Some(s) = s.filter(|&s| self.live(s)) {
+            if self.is_hash(s) {
+                // A `&mut` read: the engine's clock is the cache's here.
+                self.engine.tidy_hash(s);
+                self.drain();
+            }
             return Some(s);
         }
         self.misses += 1;
@@ -438,10 +443,25 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
 
     /// Writes `value` at `key`, with per-write clocks in `w`.
     ///
+    /// A relative clock (`ttl`, `idle`, and the defaults) sets the deadline
+    /// `now + ms` rounded to an `f64`. If that equals `now` (a `ttl` below the
+    /// float resolution at `now`), the deadline is not in the future: like an
+    /// `expire_at` in the past, the write stores nothing and deletes the key.
+    /// A finite `ms` whose sum overflows to infinity is a range error, never
+    /// a silent "no limit". `expire`/`hexpire` follow the same rule.
+    ///
     /// ```
     /// let mut c = lapse::TtlCache::new(0.0);
     /// c.set("k", 1, lapse::Write { ttl: Some(100.0), idle: Some(10.0), ..Default::default() }).unwrap();
     /// assert_eq!(c.ttl(&"k"), Some(10.0));
+    ///
+    /// let mut late = lapse::TtlCache::new(1.7e12); // Date.now()-like: resolution 2^-12 ms
+    /// late.set("k", 1, lapse::Write::default()).unwrap();
+    /// late.set("k", 2, lapse::Write { ttl: Some(0.0001), ..Default::default() }).unwrap();
+    /// assert!(!late.contains(&"k")); // now + 0.0001 == now: deleted
+    ///
+    /// let mut far = lapse::TtlCache::new(1.7e308);
+    /// assert!(far.set("k", 1, lapse::Write { ttl: Some(1e308), ..Default::default() }).is_err());
     /// ```
     pub fn set(&mut self, key: K, value: V, w: Write) -> Result<()> {
         self.set_sized(key, value, w, 0)
@@ -650,6 +670,54 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     pub fn clear(&mut self) {
         self.engine.clear();
         self.drain();
+    }
+
+    /// Checks the engine's internal invariants (see the engine) and that the
+    /// key index, values and hash field maps match it slot for slot. For
+    /// tests and fuzzers: built in debug builds and with the `invariants`
+    /// feature; O(capacity).
+    ///
+    /// ```
+    /// let mut c = lapse::TtlCache::new(0.0);
+    /// c.hset("h", "f", 1, Default::default()).unwrap();
+    /// c.check_invariants().unwrap();
+    /// ```
+    #[cfg(any(debug_assertions, feature = "invariants"))]
+    #[doc(hidden)]
+    pub fn check_invariants(&self) -> std::result::Result<(), String> {
+        self.engine.check_invariants()?;
+        if self.index.len() as u64 != self.engine.keys() {
+            return Err(format!("index holds {} keys, engine {}", self.index.len(), self.engine.keys()));
+        }
+        let mut fields = 0u64;
+        for (key, &s) in &self.index {
+            let i = s as usize;
+            match (self.items.get(i), self.engine.kind(s)) {
+                (Some(Item::Plain { key: k, .. }), Kind::Plain) if k == key => {}
+                (Some(Item::Hash { key: k, fields: fs }), Kind::Hash) if k == key => {
+                    if fs.len() as u32 != self.engine.field_count(s) {
+                        return Err(format!(
+                            "hash slot {s}: {} named fields, engine {}",
+                            fs.len(),
+                            self.engine.field_count(s)
+                        ));
+                    }
+                    for (name, &f) in fs {
+                        match self.items.get(f as usize) {
+                            Some(Item::Field { name: n, .. }) if n == name && self.engine.parent(f) == s => {}
+                            _ => return Err(format!("hash slot {s}: field {name:?} at slot {f} is not that field")),
+                        }
+                    }
+                    fields += fs.len() as u64;
+                }
+                _ => return Err(format!("index points a key at slot {s}, which holds something else")),
+            }
+        }
+        let held = self.items.iter().filter(|it| !matches!(it, Item::Free)).count() as u64;
+        if held != self.engine.keys() + fields {
+            return Err(format!("{held} items held, {} keys + {fields} fields live", self.engine.keys()));
+        }
+        Ok(())
     }
 
     /// Keys held, counting expired ones no sweep has reached yet.

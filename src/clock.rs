@@ -193,6 +193,23 @@ pub(crate) fn lifetime(arg: &'static str, ms: f64) -> Result<f64> {
     }
 }
 
+/// The deadline `ms` after `now`: their sum, rounded to the nearest f64.
+///
+/// The one rule every relative deadline follows (`ttl`, `idle`, `expire`,
+/// `hexpire`, the cache defaults, and the JS inline write paths): a sum that
+/// rounds to `now` itself (a `ttl` below the float resolution at `now`, such
+/// as 0.0001 at `Date.now()`) is a deadline not in the future, so the write
+/// stores nothing and deletes the key, as an `expireAt` in the past does; a
+/// finite `ms` whose sum overflows to infinity is a `RangeError` ("too large
+/// for the clock"), never a silent "no limit". `Infinity` stays "no limit".
+pub(crate) fn deadline(arg: &'static str, now: f64, ms: f64) -> Result<f64> {
+    let d = now + ms;
+    if d == NEVER && ms != NEVER {
+        return Err(Error::range(arg, "too large for the clock"));
+    }
+    Ok(d)
+}
+
 /// A relative delay (`expire`'s `ms`): any finite number; `<= 0` means now.
 pub(crate) fn delay(arg: &'static str, ms: f64) -> Result<f64> {
     if ms.is_finite() {

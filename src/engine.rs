@@ -7,9 +7,8 @@
 //! lets the JS side answer `get` from a JS `Map` and shared typed-array views
 //! of the `times` and `freq` columns, without crossing into wasm.
 
-use crate::clock::{finite_time, lifetime, Clock, NEVER};
+use crate::clock::{deadline, finite_time, lifetime, Clock, NEVER};
 use crate::error::{cat, uint, Error, Result};
-use crate::float::{ceil, floor, fract};
 use crate::list::{List, NIL};
 use crate::policy::Policy;
 use crate::wheel::{Pop, Wheel};
@@ -218,6 +217,12 @@ pub(crate) enum Kind {
 
 /// Bits of a log record's flags word.
 pub(crate) const LOG_GHOST: u32 = 1 << 7;
+/// The record's slot had been in grace (see `Engine::set_grace`): the host
+/// stopped counting it when it entered, so it must not uncount it again.
+pub(crate) const LOG_GRACED: u32 = 1 << 8;
+/// Reason code of a record that is not a removal: the slot's deadline passed
+/// and it now waits out its grace, its value kept for the host's loaders.
+pub(crate) const LOG_ENTER_GRACE: u32 = 5;
 
 /// Counters the engine keeps; hosts add hits and misses.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -269,9 +274,21 @@ pub(crate) struct Engine {
     keys: u64,
     bytes: u64,
     /// Removal records, three words each: slot, flags (reason | kind << 4 |
-    /// ghost), parent slot or `NIL`.
+    /// ghost | graced), parent slot or `NIL`.
     pub log: Vec<u32>,
     pub counters: Counters,
+    /// Stale-if-error (the JS `grace` option): once on, `grace_ms` holds each
+    /// slot's grace, and its sign bit whether the slot is in grace (past its
+    /// deadline, kept until `deadline + grace`; a hash is in grace when all
+    /// its fields are). One column, not two: it stays empty in a cache that
+    /// never uses grace, so such a cache pays nothing per entry.
+    grace_on: bool,
+    grace: f64,
+    grace_ms: Vec<f64>,
+    /// Fields in grace, per hash list (indexed like `hashes`).
+    hash_graced: Vec<u32>,
+    /// Top-level keys in grace (plain entries and hashes).
+    graced_keys: u64,
 }
 
 fn sat(v: Option<u64>) -> u64 {
@@ -305,6 +322,11 @@ impl Engine {
             bytes: 0,
             log: Vec::new(),
             counters: Counters::default(),
+            grace_on: false,
+            grace: 0.0,
+            grace_ms: Vec::new(),
+            hash_graced: Vec::new(),
+            graced_keys: 0,
         };
         // No columns up front, even for a bounded cache: they grow as entries
         // arrive (doubling, so filling costs amortized O(1) per entry), and a
@@ -362,30 +384,31 @@ impl Engine {
             + self.policy.memory()
             + self.free.capacity() * 4
             + self.log.capacity() * 4
+            + self.grace_ms.capacity() * 8
+            + self.hash_graced.capacity() * 4
     }
 
     // ---- time -------------------------------------------------------------
 
-    /// The wheel tick at which a deadline `d` is certainly past.
-    fn tick_ceil(&self, d: f64) -> u64 {
-        let x = ceil(d - self.origin);
-        if x <= 0.0 {
-            0
-        } else if x >= 1.8e19 {
-            u64::MAX
+    /// The wheel tick of time `t`: whole milliseconds since the origin while
+    /// that fits in 2^53, then the order of the f64 bit patterns (coarser, but
+    /// never saturating). The same monotone map serves deadlines and the clock,
+    /// so `d <= now` implies `tick(d) <= tick(now)`: a sweep at `now` reaches
+    /// every expired slot, for any finite times, however far apart.
+    fn tick_of(&self, t: f64) -> u64 {
+        const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+                                                    // Rounding of the subtraction is monotone in `t`, which is all we need.
+        let x = t - self.origin;
+        if x < EXACT {
+            if x <= 0.0 {
+                0
+            } else {
+                x as u64 // truncation: floor for x >= 0
+            }
         } else {
-            x as u64
-        }
-    }
-
-    fn tick_floor(&self, t: f64) -> u64 {
-        let x = floor(t - self.origin);
-        if x <= 0.0 {
-            0
-        } else if x >= 1.8e19 {
-            u64::MAX
-        } else {
-            x as u64
+            // Positive f64 bit patterns order like the values; +Infinity (an
+            // overflowed subtraction) is the largest.
+            (1u64 << 53) + (x.to_bits() - EXACT.to_bits())
         }
     }
 
@@ -404,17 +427,50 @@ impl Engine {
         }
     }
 
-    /// A time at or before the earliest deadline held (`NEVER` if none),
-    /// from the wheel's earliest occupied bucket. A slot due at tick `t` has
-    /// its deadline in `(origin + t - 1, origin + t]`, exactly `origin + t`
-    /// when deadlines are whole ms from `origin` (`Date.now()` and whole
-    /// `ttl`s): then the bound is the bucket's start, and a host that ticks
-    /// at it always makes progress (the bucket is split or swept).
+    /// A time at or before the earliest deadline held (`NEVER` if none).
+    /// A coarse bucket gives the first time in its span, where a tick
+    /// splits it; the earliest fine (one-tick) bucket gives its slots' exact
+    /// earliest deadline, so a host that ticks at the answer always makes
+    /// progress (a bucket split, or an entry removed), whatever the
+    /// deadlines' fractions, and never ticks past a deadline.
     pub fn next_expiry(&self) -> f64 {
-        match self.wheel.first_tick() {
-            None => NEVER,
-            Some(t) => self.origin + t as f64 - if self.wheel.has_fractional() { 1.0 } else { 0.0 },
+        let (coarse, fine) = self.wheel.earliest();
+        let mut best = coarse.map_or(NEVER, |t| self.time_of_tick(t));
+        let mut s = fine.unwrap_or(NIL);
+        while s != NIL {
+            best = best.min(self.times[s as usize].deadline());
+            s = self.wheel.next_linked(s);
         }
+        best
+    }
+
+    /// The earliest time whose tick is at least `t` (`NEVER` if no finite
+    /// time reaches it): a binary search over the f64 order, as `tick_of`
+    /// is monotone in it but `origin + t` may round either way.
+    fn time_of_tick(&self, t: u64) -> f64 {
+        // Finite f64s in order as u64 keys: negatives flipped below positives.
+        let key = |x: f64| {
+            let b = x.to_bits();
+            if b >> 63 == 1 {
+                !b
+            } else {
+                b | 1 << 63
+            }
+        };
+        let time = |k: u64| f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k });
+        let (mut lo, mut hi) = (key(-f64::MAX), key(f64::MAX));
+        if self.tick_of(f64::MAX) < t {
+            return NEVER;
+        }
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.tick_of(time(mid)) >= t {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        time(lo) + 0.0 // -0 as 0
     }
 
     /// Removes up to `n` expired entries, within the sweep budget (none when
@@ -447,9 +503,10 @@ impl Engine {
     /// the budget a tick that only cascades pauses about as long as one that
     /// removes a full budget (measured: 4x let cascades dominate p99).
     fn sweep(&mut self, budget: u64, fit: Option<(u64, u64)>) -> u64 {
-        let limit = self.tick_floor(self.now());
+        let limit = self.tick_of(self.now());
         let work_cap = budget.saturating_mul(2).saturating_add(64);
         let (mut removed, mut work) = (0u64, 0u64);
+        let mut same_tick: Vec<u32> = Vec::new();
         while removed < budget && work < work_cap {
             if let Some((e, b)) = fit {
                 if !self.over(e, b) {
@@ -465,15 +522,32 @@ impl Engine {
                 }
                 Some(Pop::Due(s)) => {
                     let i = s as usize;
-                    if self.times[i].deadline() > self.now() {
+                    let d = self.times[i].deadline();
+                    if d > self.now() {
                         self.counters.rescheduled += 1;
-                        self.schedule(s);
+                        let t = self.tick_of(d);
+                        if t <= limit {
+                            // Not expired, yet on the clock's own tick (a
+                            // fraction of a millisecond ahead, or a far clock
+                            // whose sums round): back in the wheel only after
+                            // this sweep, so it is handed out once per sweep,
+                            // and every later sweep still checks it.
+                            same_tick.push(s);
+                        } else {
+                            self.wheel.schedule(s, t);
+                        }
                     } else if self.kind[i] == Kind::Hash {
                         removed += self.expire_hash_fields(s, budget - removed);
-                    } else {
+                    } else if !self.hold_in_grace(s) {
                         removed += self.remove(s, Reason::Expired);
                     }
                 }
+            }
+        }
+        for s in same_tick {
+            // Its hash may have expired whole since it was parked.
+            if !matches!(self.kind[s as usize], Kind::Free | Kind::Reserved) {
+                self.wheel.schedule(s, limit);
             }
         }
         self.counters.swept += removed;
@@ -497,8 +571,8 @@ impl Engine {
         // At its own (past) deadline's tick, which the wheel clamps to its
         // cursor: `next_expiry` must not report later than that deadline.
         let d = self.times[h as usize].deadline();
-        let due = self.tick_ceil(d).min(self.tick_floor(self.now()));
-        self.wheel.schedule(h, due, fract(d - self.origin) != 0.0);
+        let due = self.tick_of(d).min(self.tick_of(self.now()));
+        self.wheel.schedule(h, due);
         n
     }
 
@@ -506,14 +580,147 @@ impl Engine {
     fn schedule(&mut self, s: u32) {
         let d = self.times[s as usize].deadline();
         if d != NEVER {
-            let t = self.tick_ceil(d);
-            self.wheel.schedule(s, t, fract(d - self.origin) != 0.0);
+            let t = self.tick_of(d);
+            self.wheel.schedule(s, t);
         }
     }
 
     fn reschedule(&mut self, s: u32) {
         self.wheel.cancel(s);
         self.schedule(s);
+    }
+
+    // ---- grace (stale-if-error) --------------------------------------------
+
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    /// Turns grace on with `ms` as the grace of every slot not given its
+    /// own. Called before any slot is written, or on a restored engine
+    /// (whose slots then take `ms`).
+    pub fn set_grace(&mut self, ms: f64) {
+        self.grace = ms;
+        self.enable_grace();
+        self.grace_ms.iter_mut().for_each(|g| *g = ms);
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    fn enable_grace(&mut self) {
+        if !self.grace_on {
+            self.grace_on = true;
+            // (resize, not vec!: the same code as grow's, and no alloc macro in no_std)
+            self.grace_ms.resize(self.times.len(), self.grace);
+            self.hash_graced.resize(self.hashes.len(), 0);
+        }
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    /// Gives live slot `s` its own grace (a `fetch` with `grace`). It keeps
+    /// it through overwrites until the slot is freed.
+    pub fn set_slot_grace(&mut self, s: u32, ms: f64) {
+        self.enable_grace();
+        self.grace_ms[s as usize] = ms;
+    }
+
+    /// Until when the value of expired slot `s` is kept as a fallback: a
+    /// time after now, or 0 if it is live, has no grace left, or belongs to
+    /// a hash whose own deadline passed (a hash's deadline has no grace).
+    pub fn stale_until(&self, s: u32) -> f64 {
+        let i = s as usize;
+        if !self.grace_on || !matches!(self.kind[i], Kind::Plain | Kind::Field) {
+            return 0.0;
+        }
+        if self.kind[i] == Kind::Field && !self.own_live(self.family[i], self.now()) {
+            return 0.0;
+        }
+        let d = self.times[i].deadline();
+        let end = d + self.grace_ms[i].abs();
+        if d > self.now() || end <= self.now() {
+            0.0
+        } else {
+            end
+        }
+    }
+
+    /// Whether slot `i` is in grace (the sign bit of its `grace_ms`).
+    fn graced(&self, i: usize) -> bool {
+        self.grace_on && self.grace_ms[i].is_sign_negative()
+    }
+
+    fn set_graced(&mut self, i: usize, on: bool) {
+        let g = self.grace_ms[i].abs();
+        self.grace_ms[i] = if on { -g } else { g };
+    }
+
+    /// Keeps expired slot `s` (unscheduled by the caller, or not) in grace
+    /// while it has some left; false when it must go now. The first time
+    /// logs an enter-grace record, so that the host stops counting it.
+    fn hold_in_grace(&mut self, s: u32) -> bool {
+        let end = self.stale_until(s);
+        if end == 0.0 {
+            return false;
+        }
+        let i = s as usize;
+        if self.graced(i) && self.wheel.is_scheduled(s) {
+            // Found again by a read: already waiting for its grace to end.
+            return true;
+        }
+        if !self.graced(i) {
+            self.set_graced(i, true);
+            if self.kind[i] == Kind::Plain {
+                self.graced_keys += 1;
+                self.log.extend_from_slice(&[s, LOG_ENTER_GRACE | (Kind::Plain as u32) << 4, NIL]);
+            } else {
+                let h = self.family[i];
+                self.log.extend_from_slice(&[s, LOG_ENTER_GRACE | (Kind::Field as u32) << 4, h]);
+                let hid = self.family[h as usize] as usize;
+                self.hash_graced[hid] += 1;
+                if self.hash_graced[hid] == self.hashes[hid].len {
+                    self.set_graced(h as usize, true);
+                    self.graced_keys += 1;
+                    self.log.extend_from_slice(&[h, LOG_ENTER_GRACE | (Kind::Hash as u32) << 4, NIL]);
+                }
+            }
+        }
+        self.wheel.cancel(s);
+        if end != NEVER {
+            let t = self.tick_of(end);
+            self.wheel.schedule(s, t);
+        }
+        true
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    /// Lazy expiry, found by a read: an expired slot goes, unless it has
+    /// grace left (then it enters grace). An expired hash goes whole; a hash
+    /// whose own deadline holds but whose fields are all expired lets each
+    /// field go or enter grace. Returns the entries removed.
+    pub fn expire_found(&mut self, s: u32) -> u64 {
+        let kind = self.kind[s as usize];
+        match kind {
+            // All its fields wait out their grace already: nothing to walk.
+            Kind::Hash if self.graced(s as usize) => 0,
+            Kind::Hash if self.grace_on && self.own_live(s, self.now()) => {
+                // Removing a field leaves its siblings' links intact; the last
+                // one, which takes the hash, has no next.
+                let mut n = 0;
+                let mut f = self.hashes[self.family[s as usize] as usize].head;
+                while f != NIL {
+                    let next = self.policy.links().next(f);
+                    if !self.own_live(f, self.now()) && !self.hold_in_grace(f) {
+                        n += self.remove(f, Reason::Expired);
+                    }
+                    f = next;
+                }
+                n
+            }
+            Kind::Plain | Kind::Field if self.hold_in_grace(s) => 0,
+            _ => self.remove(s, Reason::Expired),
+        }
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    /// Slots in grace that are top-level keys (not counted in `size`).
+    pub fn graced_keys(&self) -> u64 {
+        self.graced_keys
     }
 
     // ---- reads ------------------------------------------------------------
@@ -591,6 +798,39 @@ impl Engine {
         })
     }
 
+    /// Removes the expired fields at the head of a live hash's field list,
+    /// up to its first live one. `is_live` stops at the first live field, so
+    /// after this every liveness check of the hash is O(1) until that field
+    /// expires; the fields passed over are removed, so the scan is paid for
+    /// by removals, never repeated (issue 13: 10k `hget`s on a hash with
+    /// unswept dead fields cost O(fields) each).
+    pub fn tidy_hash(&mut self, h: u32) {
+        debug_assert_eq!(self.kind[h as usize], Kind::Hash);
+        if self.is_live(h) {
+            self.drop_dead_fields(h, true);
+        }
+    }
+
+    /// Removes a live hash's expired fields, from the head: all of them, or
+    /// (`leading`) up to the first live one. The hash keeps a live field.
+    #[inline(never)] // two callers; `remove` inlined in each cost wasm size
+    fn drop_dead_fields(&mut self, h: u32, leading: bool) {
+        let hid = self.family[h as usize] as usize;
+        let mut f = self.hashes[hid].head;
+        while f != NIL {
+            let next = self.policy.links().next(f);
+            if self.times[f as usize].deadline() > self.now() {
+                if leading {
+                    return;
+                }
+            } else {
+                debug_assert!(self.hashes[hid].len > 1, "a live hash keeps a live field");
+                self.remove(f, Reason::Expired);
+            }
+            f = next;
+        }
+    }
+
     pub fn field_count(&self, h: u32) -> u32 {
         self.hashes[self.family[h as usize] as usize].len
     }
@@ -609,10 +849,11 @@ impl Engine {
             Some(v) => lifetime("idle", v)?,
             None => self.idle,
         };
+        deadline("idle", self.now(), idle)?;
         let abs = match (w.expire_at, w.ttl) {
             (Some(t), _) => finite_time("expireAt", t)?,
-            (None, Some(v)) => self.now() + lifetime("ttl", v)?,
-            (None, None) => self.now() + self.ttl,
+            (None, Some(v)) => deadline("ttl", self.now(), lifetime("ttl", v)?)?,
+            (None, None) => deadline("ttl", self.now(), self.ttl)?,
         };
         Ok(Clocks { abs, idle })
     }
@@ -628,15 +869,18 @@ impl Engine {
 
     /// Fails if `weight` can never fit, whatever is evicted. `within` is the
     /// hash a field goes into: it is never evicted for its own field, so its
-    /// other fields count against the bounds.
+    /// other live fields count against the bounds. Its expired fields do not:
+    /// `make_room` sweeps them before it evicts anything.
     pub fn check_fits(&self, weight: u32, within: Option<u32>, replacing: Option<u32>) -> Result<()> {
-        let w = u64::from(weight);
-        let old = replacing.map_or(0, |s| u64::from(self.weight[s as usize]));
-        let (mut e, mut b) = (u64::from(replacing.is_none()), w);
-        if let Some(h) = within {
-            e += u64::from(self.field_count(h));
-            b += u64::from(self.weight[h as usize]) - old;
-        }
+        let (e, b) = self.needs(weight, within, replacing, false);
+        // The quick count includes unswept dead fields; only when it fails do
+        // we pay for the exact one (bounded by this hash's fields, and then
+        // the write that succeeds sweeps them).
+        let (e, b) = if e > self.max_entries || b > self.max_bytes {
+            self.needs(weight, within, replacing, true)
+        } else {
+            (e, b)
+        };
         if b > self.max_bytes {
             return Err(Error::range(
                 "sizeOf",
@@ -652,6 +896,31 @@ impl Engine {
         Ok(())
     }
 
+    /// Entries and bytes a write needs with nothing else left: the new value,
+    /// plus (for a field) its hash's other fields, all of them or (`exact`)
+    /// only the live ones.
+    fn needs(&self, weight: u32, within: Option<u32>, replacing: Option<u32>, exact: bool) -> (u64, u64) {
+        let (mut e, mut b) = (u64::from(replacing.is_none()), u64::from(weight));
+        if let Some(h) = within {
+            if exact {
+                e = 1; // the field written, new or not
+                let mut f = self.hashes[self.family[h as usize] as usize].head;
+                while f != NIL {
+                    if Some(f) != replacing && self.times[f as usize].deadline() > self.now() {
+                        e += 1;
+                        b += u64::from(self.weight[f as usize]);
+                    }
+                    f = self.policy.links().next(f);
+                }
+            } else {
+                let old = replacing.map_or(0, |s| u64::from(self.weight[s as usize]));
+                e += u64::from(self.field_count(h));
+                b += u64::from(self.weight[h as usize]) - old;
+            }
+        }
+        (e, b)
+    }
+
     /// Makes room for `entries`/`bytes` more: expired entries first, then
     /// live ones in eviction order, never `keep`.
     fn make_room(&mut self, entries: u64, bytes: u64, keep: Option<u32>) {
@@ -659,6 +928,13 @@ impl Engine {
             return;
         }
         self.sweep(u64::MAX, Some((entries, bytes)));
+        // The hash a field goes into is never evicted for it, and a field
+        // that died within the clock's current millisecond may not be due in
+        // the wheel yet: its dead fields go here, so the bound `check_fits`
+        // promised holds.
+        if let Some(h) = keep.filter(|&h| self.kind[h as usize] == Kind::Hash && self.over(entries, bytes)) {
+            self.drop_dead_fields(h, false);
+        }
         while self.over(entries, bytes) {
             let Some(v) = self.policy.evict(keep) else {
                 break;
@@ -687,20 +963,29 @@ impl Engine {
                 self.high - 1
             }
         };
+        debug_assert_eq!(self.kind[s as usize], Kind::Free, "slot {} handed out twice", s);
         self.kind[s as usize] = kind;
         s
     }
 
     /// An empty field list for a new hash, reusing a freed one.
     fn new_hash_list(&mut self) -> u32 {
-        self.hash_free.pop().unwrap_or_else(|| {
+        let hid = self.hash_free.pop().unwrap_or_else(|| {
             self.hashes.push(List::default());
             self.hashes.len() as u32 - 1
-        })
+        });
+        if self.grace_on {
+            self.hash_graced.resize(self.hashes.len(), 0);
+            self.hash_graced[hid as usize] = 0;
+        }
+        hid
     }
 
     fn grow(&mut self, cap: usize) {
         self.times.resize(cap, Times::EMPTY);
+        if self.grace_on {
+            self.grace_ms.resize(cap, self.grace);
+        }
         self.kind.resize(cap, Kind::Free);
         self.weight.resize(cap, 0);
         self.family.resize(cap, NIL);
@@ -763,6 +1048,7 @@ impl Engine {
     pub fn insert(&mut self, kind: Kind, c: Clocks, weight: u32, to_main: bool) -> u32 {
         debug_assert!(matches!(kind, Kind::Plain | Kind::Hash));
         self.make_room(u64::from(kind == Kind::Plain), u64::from(weight), None);
+        debug_assert!(!self.over(u64::from(kind == Kind::Plain), u64::from(weight)), "no room after make_room");
         let s = self.alloc(kind);
         let i = s as usize;
         self.weight[i] = weight;
@@ -814,6 +1100,8 @@ impl Engine {
     /// Adds a field to hash `h`.
     pub fn insert_field(&mut self, h: u32, c: Clocks, weight: u32) -> u32 {
         self.make_room(1, u64::from(weight), Some(h));
+        debug_assert!(!self.over(1, u64::from(weight)), "check_fits passed, yet no room for the field");
+        debug_assert_eq!(self.kind[h as usize], Kind::Hash, "the hash survived make_room");
         let s = self.alloc(Kind::Field);
         let i = s as usize;
         self.weight[i] = weight;
@@ -838,7 +1126,9 @@ impl Engine {
         let owner = if self.kind[i] == Kind::Field { self.family[i] } else { s };
         if weight > old {
             self.make_room(0, u64::from(weight - old), Some(owner));
+            debug_assert!(!self.over(0, u64::from(weight - old)), "check_fits passed, yet no room to grow");
         }
+        debug_assert!(!matches!(self.kind[i], Kind::Free | Kind::Reserved), "overwrite of a dead slot");
         self.weight[i] = weight;
         if owner != s {
             self.weight[owner as usize] = self.weight[owner as usize] - old + weight;
@@ -944,7 +1234,8 @@ impl Engine {
     /// `expire` (relative `ms`) or `expire_at` (absolute `t`), validated.
     /// `s = None` validates only. Returns whether anything changed.
     pub fn set_expiry(&mut self, s: Option<u32>, t: f64, relative: bool, cond: Option<Cond>) -> Result<bool> {
-        let at = if relative { crate::clock::delay("ms", t)? + self.now() } else { finite_time("time", t)? };
+        let at =
+            if relative { deadline("ms", self.now(), crate::clock::delay("ms", t)?)? } else { finite_time("time", t)? };
         Ok(match s {
             Some(s) => self.expire_at(s, at, cond),
             None => false,
@@ -981,8 +1272,30 @@ impl Engine {
 
     // ---- removal ----------------------------------------------------------
 
-    fn log(&mut self, s: u32, reason: Reason, kind: Kind, parent: u32) {
-        self.log.extend_from_slice(&[s, reason as u32 | (kind as u32) << 4, parent]);
+    /// Logs the removal of slot `s` and returns the reason logged: a value
+    /// in grace had expired already and leaves as such, flagged
+    /// `LOG_GRACED` (the host stopped counting it when it entered).
+    fn log(&mut self, s: u32, reason: Reason, kind: Kind, parent: u32) -> Reason {
+        let (reason, bit) = if self.leave_grace(s, kind) { (Reason::Expired, LOG_GRACED) } else { (reason, 0) };
+        self.log.extend_from_slice(&[s, reason as u32 | (kind as u32) << 4 | bit, parent]);
+        reason
+    }
+
+    /// Whether slot `s` is in grace; if so, takes it out of the grace counts
+    /// (it is being removed).
+    fn leave_grace(&mut self, s: u32, kind: Kind) -> bool {
+        let i = s as usize;
+        if !self.graced(i) {
+            return false;
+        }
+        self.set_graced(i, false);
+        if kind == Kind::Field {
+            let hid = self.family[self.family[i] as usize] as usize;
+            self.hash_graced[hid] -= 1;
+        } else {
+            self.graced_keys -= 1;
+        }
+        true
     }
 
     fn count(&mut self, reason: Reason, n: u64) {
@@ -996,11 +1309,15 @@ impl Engine {
 
     fn release(&mut self, s: u32) {
         let i = s as usize;
+        debug_assert!(!matches!(self.kind[i], Kind::Free), "slot {s} released twice");
         self.wheel.cancel(s);
         self.times[i] = Times::EMPTY;
         self.kind[i] = Kind::Free;
         self.weight[i] = 0;
         self.family[i] = NIL;
+        if self.grace_on {
+            self.grace_ms[i] = self.grace;
+        }
         self.free.push(s);
     }
 
@@ -1012,7 +1329,7 @@ impl Engine {
             Kind::Free | Kind::Reserved => 0,
             Kind::Plain => {
                 self.policy.remove(s);
-                self.log(s, reason, Kind::Plain, NIL);
+                let reason = self.log(s, reason, Kind::Plain, NIL);
                 self.bytes -= u64::from(self.weight[i]);
                 self.entries -= 1;
                 self.keys -= 1;
@@ -1039,46 +1356,182 @@ impl Engine {
                 self.weight[h as usize] -= w;
                 self.bytes -= u64::from(w);
                 self.entries -= 1;
-                self.log(s, reason, Kind::Field, h);
+                let field_reason = self.log(s, reason, Kind::Field, h);
                 self.release(s);
-                self.count(reason, 1);
+                self.count(field_reason, 1);
                 if self.hashes[hid].is_empty() {
                     self.policy.remove(h);
                     self.log(h, reason, Kind::Hash, NIL);
                     self.hash_free.push(hid as u32);
                     self.keys -= 1;
                     self.release(h);
+                } else if self.grace_on && !self.graced(h as usize) && self.hash_graced[hid] == self.hashes[hid].len {
+                    // Its last field not in grace went: the key is in grace now.
+                    self.set_graced(h as usize, true);
+                    self.graced_keys += 1;
+                    self.log.extend_from_slice(&[h, LOG_ENTER_GRACE | (Kind::Hash as u32) << 4, NIL]);
                 }
                 1
             }
         }
     }
 
-    /// Removes everything, logging fields before their hashes.
+    /// Removes everything, logging fields before their hashes. O(live
+    /// entries): it visits the keys through the eviction queues and the
+    /// fields through their hashes, never the slots once used and freed.
+    /// Slots reserved by the host stay reserved.
     pub fn clear(&mut self) {
-        for pass in [Kind::Field, Kind::Plain, Kind::Hash] {
-            for s in 0..self.kind.len() as u32 {
-                if self.kind[s as usize] == pass {
-                    let parent = if pass == Kind::Field { self.family[s as usize] } else { NIL };
-                    self.log(s, Reason::Cleared, pass, parent);
+        // Queue order, each hash's fields just before it. (No sort: the
+        // order of "cleared" removals is unspecified, and a sort costs wasm.)
+        for k in self.policy.slots() {
+            if self.kind[k as usize] == Kind::Hash {
+                let hid = self.family[k as usize] as usize;
+                while let Some(f) = self.policy.links_mut().pop_front(&mut self.hashes[hid]) {
+                    self.log(f, Reason::Cleared, Kind::Field, k);
+                    self.release(f);
                 }
+                self.log(k, Reason::Cleared, Kind::Hash, NIL);
+            } else {
+                self.log(k, Reason::Cleared, Kind::Plain, NIL);
             }
+            self.policy.remove(k);
+            self.release(k);
         }
-        self.times.iter_mut().for_each(|t| *t = Times::EMPTY);
-        self.kind.iter_mut().for_each(|k| *k = Kind::Free);
-        self.weight.iter_mut().for_each(|w| *w = 0);
-        self.family.iter_mut().for_each(|f| *f = NIL);
         self.hashes.clear();
         self.hash_free.clear();
-        self.wheel.clear();
-        let cur = self.tick_floor(self.now());
+        debug_assert_eq!(self.wheel.len(), 0, "every scheduled slot was live");
+        let cur = self.tick_of(self.now());
         self.wheel.reset_cursor(cur);
-        self.policy.clear();
-        self.free.clear();
-        self.high = 0;
+        self.hash_graced.clear();
+        self.graced_keys = 0;
         self.entries = 0;
         self.keys = 0;
         self.bytes = 0;
+    }
+
+    /// Checks every count and link the engine keeps against a recount from
+    /// scratch: entries, keys and bytes; the free list; each hash's field
+    /// list and weight; the eviction queues (exactly the keys); the wheel
+    /// (every live slot with a finite deadline, nothing else). O(slots): for
+    /// tests and fuzzing, after every step.
+    #[cfg(any(debug_assertions, feature = "invariants"))]
+    pub fn check_invariants(&self) -> core::result::Result<(), alloc::string::String> {
+        let n = self.kind.len();
+        if self.times.len() != n || self.weight.len() != n || self.family.len() != n || self.high as usize > n {
+            return Err("column lengths disagree".into());
+        }
+        let mut free = alloc::vec![false; n];
+        for &s in &self.free {
+            let i = s as usize;
+            if s >= self.high || self.kind[i] != Kind::Free || core::mem::replace(&mut free[i], true) {
+                return Err(format!("free list holds slot {s} ({:?})", self.kind.get(i)));
+            }
+        }
+        let mut hid_used = alloc::vec![false; self.hashes.len()];
+        let (mut plain, mut hashes, mut fields, mut bytes, mut scheduled) = (0u64, 0u64, 0u64, 0u64, 0usize);
+        #[allow(clippy::needless_range_loop)] // one index into six columns
+        for i in 0..n {
+            let s = i as u32;
+            let k = self.kind[i];
+            let in_wheel = self.wheel.is_scheduled(s);
+            scheduled += usize::from(in_wheel);
+            match k {
+                Kind::Free => {
+                    if s < self.high && !free[i] {
+                        return Err(format!("free slot {s} is not in the free list"));
+                    }
+                    if in_wheel || self.weight[i] != 0 || self.times[i] != Times::EMPTY {
+                        return Err(format!(
+                            "free slot {s} keeps state: wheel {in_wheel}, weight {}, {:?}",
+                            self.weight[i], self.times[i]
+                        ));
+                    }
+                    continue;
+                }
+                Kind::Reserved => {
+                    if in_wheel {
+                        return Err(format!("reserved slot {s} is in the wheel"));
+                    }
+                    continue;
+                }
+                Kind::Plain => {
+                    plain += 1;
+                    bytes += u64::from(self.weight[i]);
+                }
+                Kind::Field => {
+                    fields += 1;
+                    bytes += u64::from(self.weight[i]);
+                    let h = self.family[i] as usize;
+                    if self.kind.get(h) != Some(&Kind::Hash) {
+                        return Err(format!("field {s} has no hash"));
+                    }
+                }
+                Kind::Hash => {
+                    hashes += 1;
+                    let hid = self.family[i] as usize;
+                    if hid >= self.hashes.len() || core::mem::replace(&mut hid_used[hid], true) {
+                        return Err(format!("hash {s} has a bad or shared field list {hid}"));
+                    }
+                    let list = self.hashes[hid];
+                    let (mut f, mut count, mut w, mut prev) = (list.head, 0u32, 0u64, NIL);
+                    while f != NIL {
+                        let j = f as usize;
+                        if self.kind[j] != Kind::Field || self.family[j] != s || self.policy.links().prev(f) != prev {
+                            return Err(format!("hash {s} lists slot {f}, not its field"));
+                        }
+                        count += 1;
+                        if count > list.len {
+                            return Err(format!("hash {s}: field list longer than {}", list.len));
+                        }
+                        w += u64::from(self.weight[j]);
+                        prev = f;
+                        f = self.policy.links().next(f);
+                    }
+                    if count != list.len || list.tail != prev || count == 0 {
+                        return Err(format!("hash {s}: {count} fields linked, length {}", list.len));
+                    }
+                    if w != u64::from(self.weight[i]) {
+                        return Err(format!("hash {s}: weight {} but fields weigh {w}", self.weight[i]));
+                    }
+                }
+            }
+            if self.times[i].deadline() != NEVER && !in_wheel {
+                return Err(format!("{k:?} slot {s} has a finite deadline but is not in the wheel"));
+            }
+        }
+        let fields_listed: u64 =
+            self.hashes.iter().enumerate().filter(|(h, _)| hid_used[*h]).map(|(_, l)| u64::from(l.len)).sum();
+        if fields_listed != fields {
+            return Err(format!("{fields} field slots, {fields_listed} listed by hashes"));
+        }
+        for &hid in &self.hash_free {
+            let h = hid as usize;
+            if h >= self.hashes.len() || hid_used[h] || !self.hashes[h].is_empty() {
+                return Err(format!("free field list {hid} is in use"));
+            }
+        }
+        if (self.entries, self.keys, self.bytes) != (plain + fields, plain + hashes, bytes) {
+            return Err(format!(
+                "counts (entries, keys, bytes) = {:?}, recounted {:?}",
+                (self.entries, self.keys, self.bytes),
+                (plain + fields, plain + hashes, bytes)
+            ));
+        }
+        if self.wheel.len() != scheduled {
+            return Err(format!("wheel length {} but {scheduled} slots scheduled", self.wheel.len()));
+        }
+        let mut queued = self.policy.check()?;
+        queued.sort_unstable();
+        let mut keyed: Vec<u32> =
+            (0..n as u32).filter(|&s| matches!(self.kind[s as usize], Kind::Plain | Kind::Hash)).collect();
+        keyed.sort_unstable();
+        if queued != keyed {
+            return Err(format!("eviction queues hold {queued:?}, keys are {keyed:?}"));
+        }
+        if self.entries > self.max_entries || self.bytes > self.max_bytes {
+            return Err(format!("over the bounds: {} entries, {} bytes", self.entries, self.bytes));
+        }
+        Ok(())
     }
 
     /// A slot's clocks (snapshots).
@@ -1244,6 +1697,139 @@ mod tests {
         e.remove(f2, Reason::Deleted);
         assert_eq!(e.kind(h), Kind::Free);
         assert_eq!((e.keys(), e.entries()), (0, 0));
+    }
+
+    #[test]
+    fn grace_keeps_an_expired_slot_until_its_end_then_sweeps_it() {
+        let mut e = engine(Options::default());
+        e.set_grace(50.0);
+        let s = plain(&mut e, 100.0, NEVER);
+        let other = plain(&mut e, 100.0, NEVER);
+        e.set_slot_grace(other, 10.0);
+        assert_eq!(e.stale_until(s), 0.0, "live: no stale value");
+        assert_eq!(e.tick(100.0).unwrap(), 0, "both enter grace, nothing removed");
+        assert_eq!(&e.log[..3], &[s, LOG_ENTER_GRACE | (Kind::Plain as u32) << 4, NIL]);
+        assert_eq!(e.graced_keys(), 2);
+        assert!(!e.is_live(s));
+        assert_eq!(e.stale_until(s), 150.0);
+        assert_eq!(e.stale_until(other), 110.0);
+        e.log.clear();
+        assert_eq!(e.tick(110.0).unwrap(), 1, "its own grace ends first");
+        assert_eq!(&e.log[..], &[other, Reason::Expired as u32 | (Kind::Plain as u32) << 4 | LOG_GRACED, NIL]);
+        assert_eq!(e.tick(149.0).unwrap(), 0);
+        assert_eq!(e.tick(150.0).unwrap(), 1);
+        assert_eq!((e.keys(), e.entries(), e.graced_keys()), (0, 0, 0));
+        assert_eq!(e.stale_until(s), 0.0);
+    }
+
+    #[test]
+    fn a_graced_slot_leaves_as_expired_whatever_removes_it() {
+        let mut e = engine(Options::default());
+        e.set_grace(NEVER);
+        let a = plain(&mut e, 10.0, NEVER);
+        let b = plain(&mut e, 10.0, NEVER);
+        e.advance(20.0).unwrap();
+        assert_eq!(e.expire_found(a), 0, "a read finds it expired: it enters grace");
+        assert_eq!(e.stale_until(a), NEVER);
+        assert_eq!(e.purge(), 0, "infinite grace: nothing due");
+        e.log.clear();
+        e.remove(a, Reason::Deleted);
+        assert_eq!(e.log[1], Reason::Expired as u32 | (Kind::Plain as u32) << 4 | LOG_GRACED);
+        e.log.clear();
+        e.clear();
+        assert_eq!(e.log[1], Reason::Expired as u32 | (Kind::Plain as u32) << 4 | LOG_GRACED, "b was in grace");
+        assert_eq!(e.log[0], b);
+        assert_eq!(e.graced_keys(), 0);
+        // A freed slot takes the default grace again.
+        let c = plain(&mut e, 10.0, NEVER);
+        e.set_slot_grace(c, 5.0);
+        e.remove(c, Reason::Deleted);
+        let d = plain(&mut e, 10.0, NEVER);
+        assert_eq!(c, d);
+        e.advance(30.0).unwrap();
+        assert_eq!(e.stale_until(d), NEVER);
+    }
+
+    #[test]
+    fn grace_costs_one_more_wheel_visit_per_entry() {
+        let mut e = engine(Options { sweep_budget: Some(100), ..Default::default() });
+        e.set_grace(1000.0);
+        for i in 0..1000 {
+            plain(&mut e, 10.0 + f64::from(i % 7), NEVER);
+        }
+        // Entering grace is work, not removal: one tick's work stays capped.
+        e.tick(100.0).unwrap();
+        assert!(e.log.len() / 3 <= 2 * 100 + 64, "one tick did {} records", e.log.len() / 3);
+        let mut removed = 0;
+        let mut t = 100.0;
+        while removed < 1000 {
+            removed += e.tick(t).unwrap();
+            t += 100.0;
+        }
+        assert!(t < 3000.0);
+        assert_eq!(e.counters.expired, 1000);
+        assert_eq!((e.keys(), e.entries(), e.graced_keys()), (0, 0, 0));
+    }
+
+    #[test]
+    fn a_field_enters_grace_but_its_hash_deadline_has_none() {
+        let mut e = engine(Options::default());
+        e.set_grace(100.0);
+        let h = e.insert(Kind::Hash, Clocks::NONE, 0, false);
+        let short = e.resolve(&Write { ttl: Some(10.0), ..Default::default() }).unwrap();
+        let long = e.resolve(&Write::default()).unwrap();
+        let f = e.insert_field(h, short, 0);
+        e.insert_field(h, long, 0);
+        e.tick(20.0).unwrap();
+        assert_eq!(e.stale_until(f), 110.0);
+        assert!(e.is_live(h));
+        assert!(e.expire_at(h, 30.0, None));
+        e.advance(30.0).unwrap();
+        assert_eq!(e.stale_until(f), 0.0, "the hash's own deadline passed");
+        e.tick(30.0).unwrap();
+        assert_eq!((e.keys(), e.entries()), (0, 0));
+    }
+
+    #[test]
+    fn a_hash_whose_fields_are_all_in_grace_is_in_grace() {
+        let mut e = engine(Options::default());
+        e.set_grace(100.0);
+        let h = e.insert(Kind::Hash, Clocks::NONE, 0, false);
+        let c = e.resolve(&Write { ttl: Some(10.0), ..Default::default() }).unwrap();
+        let f1 = e.insert_field(h, c, 0);
+        let f2 = e.insert_field(h, c, 0);
+        e.advance(20.0).unwrap();
+        assert_eq!(e.expire_found(f1), 0);
+        assert_eq!(e.graced_keys(), 0, "one field still not in grace");
+        assert_eq!(e.expire_found(h), 0, "the other field enters grace");
+        assert_eq!(e.graced_keys(), 1);
+        let hash_enters = LOG_ENTER_GRACE | (Kind::Hash as u32) << 4;
+        assert_eq!(&e.log[e.log.len() - 3..], &[h, hash_enters, NIL]);
+        e.log.clear();
+        // Reads that find it again do no work: no walk, no wheel moves.
+        let (scheduled, cascaded) = (e.scheduled(), e.counters.cascaded);
+        assert_eq!(e.expire_found(h), 0);
+        assert_eq!(e.expire_found(f1), 0);
+        assert!(e.log.is_empty());
+        assert_eq!((e.scheduled(), e.counters.cascaded), (scheduled, cascaded));
+        e.remove(f2, Reason::Deleted);
+        assert_eq!(e.graced_keys(), 1, "f1 still holds the hash in grace");
+        // A hash whose last field not in grace is deleted enters grace too.
+        let h2 = e.insert(Kind::Hash, Clocks::NONE, 0, false);
+        let g1 = e.insert_field(h2, c, 0);
+        let live = e.resolve(&Write::default()).unwrap();
+        let g2 = e.insert_field(h2, live, 0);
+        e.advance(40.0).unwrap();
+        e.expire_found(g1);
+        assert_eq!(e.graced_keys(), 1);
+        e.remove(g2, Reason::Deleted);
+        assert_eq!(e.graced_keys(), 2);
+        e.remove(h2, Reason::Deleted);
+        assert_eq!(e.graced_keys(), 1);
+        e.tick(110.0).unwrap();
+        let hash_leaves = Reason::Expired as u32 | (Kind::Hash as u32) << 4 | LOG_GRACED;
+        assert_eq!(&e.log[e.log.len() - 3..], &[h, hash_leaves, NIL]);
+        assert_eq!((e.keys(), e.entries(), e.graced_keys()), (0, 0, 0));
     }
 
     #[test]

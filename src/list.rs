@@ -50,13 +50,13 @@ impl Links {
         self.prev.try_reserve_exact(extra)
     }
 
-    pub fn clear(&mut self) {
-        self.next.clear();
-        self.prev.clear();
-    }
-
     pub fn next(&self, s: u32) -> u32 {
         self.next[s as usize]
+    }
+
+    #[cfg(any(debug_assertions, feature = "invariants"))]
+    pub fn prev(&self, s: u32) -> u32 {
+        self.prev[s as usize]
     }
 
     pub fn push_front(&mut self, list: &mut List, s: u32) {

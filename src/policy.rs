@@ -1,7 +1,8 @@
 //! S3-FIFO eviction order (Yang et al., SOSP 2023).
 //!
 //! New keys enter a small FIFO (about 10% of the entries). A key read while
-//! there moves to the main FIFO when it reaches the tail; one never read is
+//! there moves to the main FIFO when it reaches the tail, keeping its reads as
+//! credit (see [`Policy::evict`]); one never read is
 //! evicted, and its host remembers it in a ghost list so that a quick return
 //! goes straight to main. Main is a FIFO with up to three second chances
 //! (a 2-bit frequency counter). A one-off scan of cold keys therefore only
@@ -54,6 +55,7 @@ impl Policy {
 
     pub fn insert(&mut self, s: u32, to_main: bool) {
         let i = s as usize;
+        debug_assert_eq!(self.queue[i], QUEUE_NONE, "slot {} queued twice", s);
         self.freq[i] = 0;
         if to_main {
             self.queue[i] = QUEUE_MAIN;
@@ -101,7 +103,16 @@ impl Policy {
 
     /// Picks the next key to evict and takes it out of the queues. `keep` is a
     /// key that must survive (the one being written); it gets another lap.
-    /// Amortized O(1): every lap either evicts or spends a frequency bit.
+    ///
+    /// The contract keeps a recently read entry over one never read since it
+    /// was written. A key read in the small queue carries its read count into
+    /// main as credit, and a main key with credit is never evicted while the
+    /// small queue still has keys to offer: when small is under its 10% share
+    /// and main's tail still has credit, that tail spends one unit (so main
+    /// keeps aging, one step per eviction) and the victim comes from small.
+    /// Only a main key whose credit a full lap has spent, i.e. one not read
+    /// recently, is evicted ahead of unread small keys.
+    /// Amortized O(1): every lap either evicts, promotes or spends a credit.
     pub fn evict(&mut self, keep: Option<u32>) -> Option<Victim> {
         let total = self.len();
         let keep_len = keep.map_or(0, |k| u32::from(self.queue[k as usize] != QUEUE_NONE));
@@ -109,12 +120,20 @@ impl Policy {
             return None;
         }
         loop {
-            let from_small = self.small.len > 0 && (self.small.len * 10 >= total || self.main.len == 0);
+            let credit = |p: &Self, s: u32| p.freq[s as usize] > 0 || Some(s) == keep;
+            let tail_credit = self.main.len > 0 && credit(self, self.main.tail);
+            let share = self.small.len * 10 >= total || self.main.len == 0;
+            let from_small = self.small.len > 0 && (share || tail_credit);
+            if from_small && !share {
+                let s = self.links.pop_back(&mut self.main).expect("non-empty main");
+                let f = &mut self.freq[s as usize];
+                *f = f.saturating_sub(1);
+                self.links.push_front(&mut self.main, s);
+            }
             if from_small {
                 let s = self.links.pop_back(&mut self.small).expect("non-empty small");
                 let i = s as usize;
-                if self.freq[i] > 0 || Some(s) == keep {
-                    self.freq[i] = 0;
+                if credit(self, s) {
                     self.queue[i] = QUEUE_MAIN;
                     self.links.push_front(&mut self.main, s);
                     continue;
@@ -124,7 +143,7 @@ impl Policy {
             }
             let s = self.links.pop_back(&mut self.main).expect("non-empty main");
             let i = s as usize;
-            if self.freq[i] > 0 || Some(s) == keep {
+            if credit(self, s) {
                 self.freq[i] = self.freq[i].saturating_sub(1);
                 self.links.push_front(&mut self.main, s);
                 if Some(s) == keep && self.main.len == 1 && self.small.len == 0 {
@@ -137,14 +156,54 @@ impl Policy {
         }
     }
 
-    pub fn clear(&mut self) {
-        let n = self.queue.len();
-        self.small = List::default();
-        self.main = List::default();
-        self.links.clear();
-        self.queue.clear();
-        self.freq.clear();
-        self.grow(n);
+    /// Checks the queues' links, lengths and tags; returns the queued keys.
+    #[cfg(any(debug_assertions, feature = "invariants"))]
+    pub fn check(&self) -> core::result::Result<Vec<u32>, alloc::string::String> {
+        use alloc::format;
+        let mut out = Vec::new();
+        for (list, tag) in [(&self.small, QUEUE_SMALL), (&self.main, QUEUE_MAIN)] {
+            let (mut s, mut n, mut prev) = (list.head, 0u32, crate::list::NIL);
+            while s != crate::list::NIL {
+                if self.queue[s as usize] != tag {
+                    return Err(format!("slot {s} in queue {tag} is tagged {}", self.queue[s as usize]));
+                }
+                if self.links.prev(s) != prev {
+                    return Err(format!("slot {s}: broken back link in queue {tag}"));
+                }
+                n += 1;
+                if n > list.len {
+                    return Err(format!("queue {tag} longer than its length {}", list.len));
+                }
+                out.push(s);
+                prev = s;
+                s = self.links.next(s);
+            }
+            if n != list.len || list.tail != prev {
+                return Err(format!(
+                    "queue {tag}: {n} linked, length {}, tail mismatch {}",
+                    list.len,
+                    list.tail != prev
+                ));
+            }
+        }
+        let tagged = self.queue.iter().filter(|&&q| q != QUEUE_NONE).count();
+        if tagged != out.len() {
+            return Err(format!("{tagged} slots tagged as queued, {} in the queues", out.len()));
+        }
+        Ok(out)
+    }
+
+    /// Every queued key, in no particular order.
+    pub fn slots(&self) -> Vec<u32> {
+        let mut out = Vec::with_capacity(self.len() as usize);
+        for list in [&self.small, &self.main] {
+            let mut s = list.head;
+            while s != crate::list::NIL {
+                out.push(s);
+                s = self.links.next(s);
+            }
+        }
+        out
     }
 
     #[cfg(test)]
@@ -205,6 +264,30 @@ mod tests {
         }
         let hot_left = (0..100).filter(|&h| p.queue_of(h) != QUEUE_NONE).count();
         assert!(hot_left >= 80, "only {hot_left} of 100 hot keys survived the scan");
+    }
+
+    #[test]
+    fn a_scan_never_evicts_a_read_key_before_an_unread_one() {
+        // 100 keys written, 95 of them read, then a one-off scan of unread
+        // keys. The first evictions promote the 95 and leave small under its
+        // share; the old code then took main's tail (a read key whose count
+        // promotion had reset) while unread keys sat in small.
+        let mut p = policy(400);
+        for s in 0..100 {
+            p.insert(s, false);
+        }
+        for s in 5..100 {
+            p.hit(s);
+        }
+        let mut evicted = vec![];
+        for s in 100..190 {
+            let v = p.evict(None).unwrap();
+            evicted.push(v.slot);
+            p.insert(s, false);
+        }
+        let read_lost: Vec<u32> = evicted.iter().copied().filter(|&s| (5..100).contains(&s)).collect();
+        assert!(read_lost.is_empty(), "read keys {read_lost:?} evicted before unread ones ({evicted:?})");
+        assert_eq!(p.len(), 100);
     }
 
     #[test]

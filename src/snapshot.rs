@@ -375,6 +375,23 @@ impl<'a> Cur<'a> {
 
 // ---- shared checks ---------------------------------------------------------------
 
+/// A property name JS orders first: an array index, the canonical decimal
+/// form of an integer below 2^32 - 1.
+fn array_index(u: &[u16]) -> Option<u32> {
+    if u.is_empty() || u.len() > 10 || (u.len() > 1 && u[0] == u16::from(b'0')) {
+        return None;
+    }
+    let mut v = 0u64;
+    for &c in u {
+        let d = c.wrapping_sub(u16::from(b'0'));
+        if d > 9 {
+            return None;
+        }
+        v = v * 10 + u64::from(d);
+    }
+    (v < u64::from(u32::MAX)).then_some(v as u32)
+}
+
 /// Whether two of `items` are equal. Sorts (heapsort: O(n log n) whatever
 /// the input, so crafted keys cannot slow it down the way they can a hash
 /// table; and a few hundred bytes of wasm, where `sort_unstable` costs 20 KB).
@@ -789,20 +806,51 @@ impl<'a> Reader<'a, '_> {
                     self.value(t, depth + 1)?;
                 }
             }
-            // Duplicate object properties or Map keys are not checked: the
-            // tape keeps both (so bytes still re-encode exactly) and JS
-            // keeps the last; no cache invariant depends on them.
+            // What JS cannot hold as written is rejected, never changed on
+            // the way in: a Map merges equal keys (SameValueZero) and turns
+            // -0 into 0; an object merges duplicate names and puts
+            // array-index names first, ascending. Keys that are objects are
+            // distinct by identity, so only primitive keys are compared.
             T_MAP => {
                 self.put(t, &[v(V_MAP)]);
-                for _ in 0..self.count(2, t)? * 2 {
+                // Primitive keys' bytes, widened to units so that one
+                // duplicate check (one heapsort) serves names and keys.
+                let (mut bytes, mut keys) = (Vec::new(), Vec::new());
+                for _ in 0..self.count(2, t)? {
+                    let at = self.pos;
+                    let key_tag = self.buf.get(at).copied();
                     self.value(t, depth + 1)?;
+                    if key_tag == Some(T_FLOAT) && self.buf[at + 1..self.pos] == (-0.0f64).to_le_bytes() {
+                        return Err("Map key -0");
+                    }
+                    if !matches!(key_tag, Some(T_ARRAY | T_MAP | T_OBJECT | T_NULL_OBJECT | T_BYTES | T_DATE)) {
+                        let from = bytes.len();
+                        bytes.extend(self.buf[at..self.pos].iter().map(|&b| u16::from(b)));
+                        keys.push((from, bytes.len()));
+                    }
+                    self.value(t, depth + 1)?;
+                }
+                if dup_ranges(&bytes, &keys) {
+                    return Err("duplicate Map key");
                 }
             }
             T_OBJECT | T_NULL_OBJECT => {
                 self.put(t, &[v(if tag == T_OBJECT { V_OBJ } else { V_NOBJ })]);
+                let (mut names, mut index, mut named) = (Vec::new(), None, false);
                 for _ in 0..self.count(2, t)? {
-                    self.str(t)?;
+                    let r = self.str(t)?;
+                    match array_index(&t.units[r.0..r.1]) {
+                        Some(i) if !named && index.is_none_or(|j| i > j) => index = Some(i),
+                        Some(_) => return Err("property order JS does not keep"),
+                        None => {
+                            named = true;
+                            names.push(r);
+                        }
+                    }
                     self.value(t, depth + 1)?;
+                }
+                if dup_ranges(&t.units, &names) {
+                    return Err("duplicate property");
                 }
             }
             T_BYTES | T_BIGINT | T_NEG_BIGINT => {
@@ -1230,6 +1278,61 @@ mod tests {
         w.u8(T_NULL);
         let e = decode(&seal(w.out)).unwrap_err().to_string();
         assert!(e.contains("nested deeper"), "{e}");
+    }
+
+    /// The sample with `v` as the first entry's value: written without the
+    /// encoder's check (crafted bytes), then decoded.
+    fn decode_with(v: Value) -> std::result::Result<Snapshot, String> {
+        let mut s = sample();
+        s.entries[0].body = Body::Plain { weight: 0, value: v };
+        let bytes = write_tape(&s.to_tape()).unwrap();
+        decode(&bytes).map_err(|e| e.to_string())
+    }
+
+    fn obj(names: &[&str]) -> Value {
+        Value::Object { null_proto: false, props: names.iter().map(|n| (units(n), Value::Null)).collect() }
+    }
+
+    #[test]
+    fn values_js_would_change_are_rejected_not_changed() {
+        // Kept: what JS itself writes (array indices first, ascending; then
+        // names in any order, including integer-like ones that are not
+        // indices).
+        for ok in [&["0", "2", "10", "b", "a", "01", "4294967295", "-1"][..], &["b", "a"], &[]] {
+            assert!(decode_with(obj(ok)).is_ok(), "{ok:?}");
+        }
+        let e = decode_with(obj(&["a", "b", "a"])).unwrap_err();
+        assert!(e.contains("duplicate property"), "{e}");
+        let e = decode_with(obj(&["1", "1"])).unwrap_err();
+        assert!(e.contains("property order"), "{e}");
+        let e = decode_with(obj(&["2", "1"])).unwrap_err();
+        assert!(e.contains("property order"), "{e}");
+        let e = decode_with(obj(&["a", "1"])).unwrap_err();
+        assert!(e.contains("property order"), "{e}");
+        let e = decode_with(Value::Object { null_proto: true, props: vec![(units("x"), Value::Null); 2] }).unwrap_err();
+        assert!(e.contains("duplicate property"), "{e}");
+        // Nested values are checked too.
+        let e = decode_with(Value::Array(vec![obj(&["k", "k"])])).unwrap_err();
+        assert!(e.contains("duplicate property"), "{e}");
+
+        let map = |keys: Vec<Value>| Value::Map(keys.into_iter().map(|k| (k, Value::Null)).collect());
+        assert!(decode_with(map(vec![Value::Number(0.0), Value::String(units("0")), Value::Array(vec![])])).is_ok());
+        assert!(decode_with(map(vec![Value::Array(vec![]), Value::Array(vec![])])).is_ok(), "distinct objects");
+        for dup in [
+            vec![Value::String(units("k")), Value::String(units("k"))],
+            vec![Value::Number(1.5), Value::Number(1.5)],
+            vec![Value::Number(f64::NAN), Value::Number(f64::NAN)],
+            vec![Value::Null, Value::Null],
+        ] {
+            let e = decode_with(map(dup.clone())).unwrap_err();
+            assert!(e.contains("duplicate Map key"), "{dup:?}: {e}");
+        }
+        let e = decode_with(map(vec![Value::Number(-0.0)])).unwrap_err();
+        assert!(e.contains("-0"), "{e}");
+        // The encoder refuses them as well (it decodes what it wrote).
+        let mut s = sample();
+        s.entries[0].body = Body::Plain { weight: 0, value: obj(&["a", "a"]) };
+        assert!(encode(&s).is_err());
     }
 
     #[test]

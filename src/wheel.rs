@@ -1,6 +1,7 @@
 //! A hierarchical timer wheel over slot indices.
 //!
-//! Ticks are whole milliseconds since the engine's origin. Level `L` has 64
+//! Ticks are the engine's monotone map of times (whole milliseconds since its
+//! origin for the first 2^53 ms). Level `L` has 64
 //! buckets of `64^L` ticks each; eleven levels cover the whole `u64` range, so
 //! there is no overflow list. An entry sits at the level of the highest 6-bit
 //! group in which its tick differs from the wheel's cursor, the layout Linux
@@ -19,8 +20,6 @@ const BITS: u32 = 6;
 const SLOTS: usize = 1 << BITS;
 const LEVELS: usize = 11; // 6 * 11 >= 64
 const NONE: u16 = u16::MAX;
-/// Set in `home` for a slot scheduled with a fractional deadline.
-const FRAC: u16 = 1 << 15;
 
 /// What [`Wheel::pop`] handed out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,12 +41,6 @@ pub(crate) struct Wheel {
     /// `level * 64 + index` of the bucket holding each slot, or `NONE`.
     home: Vec<u16>,
     len: usize,
-    /// The earliest tick asked for that was already behind the cursor (its
-    /// slot went to the cursor's bucket), since the cursor last moved; for
-    /// [`Wheel::first_tick`], which must not report a later tick than that.
-    late: u64,
-    /// Slots scheduled with a deadline that is not a whole tick.
-    frac: usize,
 }
 
 fn group(t: u64, level: usize) -> usize {
@@ -75,8 +68,6 @@ impl Default for Wheel {
             links: Links::default(),
             home: Vec::new(),
             len: 0,
-            late: u64::MAX,
-            frac: 0,
         }
     }
 }
@@ -113,13 +104,9 @@ impl Wheel {
     }
 
     /// Puts `s` (not currently scheduled) in the bucket for tick `t`. A tick
-    /// already passed is treated as the current one. `frac`: its deadline
-    /// is not a whole tick (it may fall up to one tick before `t`).
-    pub fn schedule(&mut self, s: u32, t: u64, frac: bool) {
+    /// already passed is treated as the current one.
+    pub fn schedule(&mut self, s: u32, t: u64) {
         debug_assert!(!self.is_scheduled(s));
-        if t < self.cur {
-            self.late = self.late.min(t);
-        }
         let t = t.max(self.cur);
         let diff = t ^ self.cur;
         let level = if diff == 0 { 0 } else { (63 - diff.leading_zeros() as usize) / BITS as usize };
@@ -130,21 +117,8 @@ impl Wheel {
         }
         self.links.push_front(&mut self.buckets[b], s);
         self.occupied[level] |= 1 << g;
-        self.home[s as usize] = b as u16 | if frac { FRAC } else { 0 };
-        self.frac += usize::from(frac);
+        self.home[s as usize] = b as u16;
         self.len += 1;
-    }
-
-    /// Whether some scheduled slot has a deadline that is not a whole tick.
-    pub fn has_fractional(&self) -> bool {
-        self.frac != 0
-    }
-
-    fn unhome(&mut self, s: u32) {
-        let h = self.home[s as usize];
-        self.frac -= usize::from(h & FRAC != 0);
-        self.home[s as usize] = NONE;
-        self.len -= 1;
     }
 
     /// Removes `s` from its bucket, if it is in one.
@@ -153,12 +127,13 @@ impl Wheel {
         if b == NONE {
             return;
         }
-        let b = (b & !FRAC) as usize;
+        let b = b as usize;
         self.links.unlink(&mut self.buckets[b], s);
         if self.buckets[b].is_empty() {
             self.occupied[b / SLOTS] &= !(1 << (b % SLOTS));
         }
-        self.unhome(s);
+        self.home[s as usize] = NONE;
+        self.len -= 1;
     }
 
     fn take(&mut self, level: usize, g: usize) -> u32 {
@@ -167,7 +142,8 @@ impl Wheel {
         if self.buckets[b].is_empty() {
             self.occupied[level] &= !(1 << g);
         }
-        self.unhome(s);
+        self.home[s as usize] = NONE;
+        self.len -= 1;
         s
     }
 
@@ -187,31 +163,39 @@ impl Wheel {
         best
     }
 
-    /// A tick at or before the earliest tick any scheduled slot was scheduled
-    /// for: the start of the earliest occupied bucket (the cursor's own
-    /// buckets included), or an earlier tick that was clamped to the cursor.
-    /// `None` when nothing is scheduled. O(levels).
-    pub fn first_tick(&self) -> Option<u64> {
-        let mut best: Option<u64> = None;
+    /// For [`Engine::next_expiry`](crate::engine::Engine): the start tick of
+    /// the earliest occupied bucket at levels 1 and up, and the first slot of
+    /// the earliest occupied level-0 bucket (the cursor's own included, where
+    /// ticks already behind the cursor land), whose slots the caller reads
+    /// exactly with [`Wheel::next_linked`]. O(levels).
+    pub fn earliest(&self) -> (Option<u64>, Option<u32>) {
+        let mut coarse: Option<u64> = None;
+        let mut fine = None;
         for level in 0..LEVELS {
             let g = group(self.cur, level);
             // Buckets before the cursor's group are empty: the cursor only
             // moves past a bucket once it is.
             let mask = self.occupied[level] & (!0u64 << g);
             if mask != 0 {
-                let b = mask.trailing_zeros() as u64;
-                let start = above(self.cur, level) | (b << (BITS as usize * level));
-                best = Some(best.map_or(start, |x| x.min(start)));
+                let b = mask.trailing_zeros() as usize;
+                if level == 0 {
+                    fine = Some(self.buckets[b].head);
+                } else {
+                    let start = above(self.cur, level) | ((b as u64) << (BITS as usize * level));
+                    coarse = Some(coarse.map_or(start, |x| x.min(start)));
+                }
             }
         }
-        if self.occupied[0] & (1 << group(self.cur, 0)) != 0 {
-            best = best.map(|x| x.min(self.late));
-        }
-        best
+        (coarse, fine)
+    }
+
+    /// The slot after `s` in its bucket, or `NIL`.
+    pub fn next_linked(&self, s: u32) -> u32 {
+        self.links.next(s)
     }
 
     /// Hands out the next slot whose bucket is due at or before tick `limit`,
-    /// or `None` when nothing is due (the cursor then moves past `limit`).
+    /// or `None` when nothing is due (the cursor then rests on `limit`).
     pub fn pop(&mut self, limit: u64) -> Option<Pop> {
         loop {
             if self.cur > limit {
@@ -229,35 +213,24 @@ impl Wheel {
             if self.occupied[0] & (1 << g) != 0 {
                 return Some(Pop::Due(self.take(0, g)));
             }
-            // The cursor's level-0 bucket is empty: no clamped slot is left.
-            self.late = u64::MAX;
             match self.next_event() {
                 Some(n) if n <= limit => self.cur = n,
                 _ => {
-                    self.cur = limit.saturating_add(1).max(self.cur);
+                    // Everything due by `limit` is out, but the cursor stays
+                    // on `limit`: a slot scheduled later at that tick (a
+                    // deadline a fraction of a tick ahead) is due at the next
+                    // pop at the same limit, so a purge is exact.
+                    self.cur = limit.max(self.cur);
                     return None;
                 }
             }
         }
     }
 
-    pub fn clear(&mut self) {
-        let n = self.home.len();
-        self.buckets.iter_mut().for_each(|b| *b = List::default());
-        self.occupied = [0; LEVELS];
-        self.links.clear();
-        self.home.clear();
-        self.grow(n);
-        self.len = 0;
-        self.late = u64::MAX;
-        self.frac = 0;
-    }
-
     /// Restarts the cursor (used after `clear` or when restoring).
     pub fn reset_cursor(&mut self, cur: u64) {
         debug_assert_eq!(self.len, 0);
         self.cur = cur;
-        self.late = u64::MAX;
     }
 
     pub fn memory(&self) -> usize {
@@ -270,7 +243,7 @@ impl Wheel {
         while let Some(p) = self.pop(limit) {
             match p {
                 Pop::Due(s) => due.push(s),
-                Pop::Cascade(s) => self.schedule(s, ticks[s as usize], false),
+                Pop::Cascade(s) => self.schedule(s, ticks[s as usize]),
             }
         }
         due
@@ -287,7 +260,7 @@ mod tests {
         let mut w = Wheel::default();
         w.grow(ticks.len());
         for (s, &t) in ticks.iter().enumerate() {
-            w.schedule(s as u32, t, false);
+            w.schedule(s as u32, t);
         }
         let mut fired = vec![];
         let checkpoints = [0u64, 1, 62, 63, 64, 65, 4095, 4096, 299_999, 300_000, 1 << 40, u64::MAX];
@@ -314,16 +287,41 @@ mod tests {
         let mut w = Wheel::default();
         w.grow(4);
         let ticks = [10u64, 10, 5000, 0];
-        w.schedule(0, 10, false);
-        w.schedule(1, 10, false);
-        w.schedule(2, 5000, false);
+        w.schedule(0, 10);
+        w.schedule(1, 10);
+        w.schedule(2, 5000);
         w.cancel(1);
         w.cancel(1); // idempotent
         assert_eq!(w.len(), 2);
         assert_eq!(w.drain(100, &ticks), vec![0]);
-        w.schedule(3, 0, false); // behind the cursor: due at once
+        w.schedule(3, 0); // behind the cursor: due at once
         assert_eq!(w.drain(101, &ticks), vec![3]);
         assert_eq!(w.drain(5000, &ticks), vec![2]);
+    }
+
+    #[test]
+    fn earliest_names_the_first_buckets() {
+        use crate::list::NIL;
+        let mut w = Wheel::default();
+        w.grow(8);
+        assert_eq!(w.earliest(), (None, None));
+        w.schedule(0, 300_000);
+        w.schedule(1, 5000);
+        let (coarse, fine) = w.earliest();
+        assert!(coarse.is_some_and(|f| f <= 5000 && f > 0), "{coarse:?}");
+        assert_eq!(fine, None);
+        assert_eq!(w.pop(100), None); // the cursor rests on 100
+        w.schedule(2, 40); // behind the cursor: in the cursor's bucket
+        w.schedule(3, 120);
+        let (_, fine) = w.earliest();
+        assert_eq!(fine, Some(2));
+        assert_eq!(w.next_linked(2), NIL);
+        assert_eq!(w.pop(100), Some(Pop::Due(2)));
+        assert_eq!(w.earliest().1, Some(3));
+        w.cancel(0);
+        w.cancel(1);
+        w.cancel(3);
+        assert_eq!(w.earliest(), (None, None));
     }
 
     #[test]
@@ -333,7 +331,7 @@ mod tests {
         let mut w = Wheel::default();
         w.grow(n as usize);
         for s in 0..n {
-            w.schedule(s, ticks[s as usize], false);
+            w.schedule(s, ticks[s as usize]);
         }
         let mut seen = 0;
         let mut limit = 0;
@@ -345,7 +343,7 @@ mod tests {
                         assert!(ticks[s as usize] <= limit);
                         seen += 1;
                     }
-                    Some(Pop::Cascade(s)) => w.schedule(s, ticks[s as usize], false),
+                    Some(Pop::Cascade(s)) => w.schedule(s, ticks[s as usize]),
                     None => break,
                 }
             }
@@ -353,25 +351,5 @@ mod tests {
         }
         seen += w.drain(u64::MAX, &ticks).len();
         assert_eq!(seen, n as usize);
-    }
-
-    #[test]
-    fn first_tick_is_at_or_before_every_scheduled_tick() {
-        let mut w = Wheel::default();
-        w.grow(8);
-        assert_eq!(w.first_tick(), None);
-        w.schedule(0, 300_000, false);
-        w.schedule(1, 5000, false);
-        let f = w.first_tick().unwrap();
-        assert!(f <= 5000 && f > 0, "{f}");
-        assert_eq!(w.pop(100), None); // the cursor moves to 101
-        w.schedule(2, 40, false); // already behind the cursor: clamped to it
-        assert_eq!(w.first_tick(), Some(40));
-        assert_eq!(w.pop(101), Some(Pop::Due(2)));
-        let f = w.first_tick().unwrap();
-        assert!(f > 101 && f <= 5000, "{f}");
-        w.cancel(0);
-        w.cancel(1);
-        assert_eq!(w.first_tick(), None);
     }
 }

@@ -9,6 +9,7 @@
 // entry is alive and when it goes.
 import { TtlCache } from "lapse";
 import { Chart } from "./chart.js";
+import { loadingPreset } from "./loading.js";
 import {
   SEC, MIN, HOUR, DAY, parseDuration, parseCount, fmtDuration, fmtSpan, fmtElapsed,
   fmtDate, fmtShortDate, toLocalInput, fmtSpeed, niceSpeed,
@@ -390,6 +391,16 @@ const PRESETS = {
     },
   },
 };
+
+PRESETS.fetch = loadingPreset({
+  cache: () => S.cache,
+  config: () => S.config,
+  now: () => S.simNow,
+  start: () => S.simStart,
+  schedule,
+  remember,
+  nextSeq: () => ++S.seq,
+});
 
 function runPreset(name) {
   const p = PRESETS[name];

@@ -19,10 +19,16 @@ const NIL = 0xffffffff;
 const FAILED = 0xfffffffe; // write/hwrite: the call threw; fetch it with takeError()
 const REASONS = ["expired", "evicted", "deleted", "replaced", "cleared"];
 const EXPIRED = 0;
+const FOUND_EXPIRED = 255; // remove(): lazy expiry, which a value's grace may defer
 const DELETED = 2;
 const KIND_PLAIN = 1;
+const KIND_HASH = 2;
 const KIND_FIELD = 3;
 const GHOST = 1 << 7;
+const GRACED = 1 << 8; // the removed slot was in grace (engine LOG_GRACED)
+const ENTER_GRACE = 5; // a log record that keeps its slot (engine LOG_ENTER_GRACE)
+const EVICTED = 1;
+const CLEARED = 4;
 const HAS_TTL = 1;
 const HAS_IDLE = 2;
 const HAS_AT = 4;
@@ -45,9 +51,23 @@ const ST_HASH = 10;
 const ST_NOW = 11;
 const RESERVE_BATCH = 256;
 const CONDS = { NX: 1, XX: 2, GT: 3, LT: 4 };
-const CTOR_OPTIONS = new Set(["now", "clock", "ttl", "idle", "maxEntries", "maxBytes", "sizeOf", "sweepBudget", "dispose"]);
+const CTOR_OPTIONS = new Set([
+  "now",
+  "clock",
+  "ttl",
+  "idle",
+  "maxEntries",
+  "maxBytes",
+  "sizeOf",
+  "sweepBudget",
+  "dispose",
+  "refresh",
+  "grace",
+  "onLoadError",
+]);
 const WRITE_OPTIONS = new Set(["ttl", "idle", "expireAt", "keepTtl"]);
-const RESTORE_OPTIONS = new Set(["dispose", "sizeOf", "now", "clock"]);
+const FETCH_OPTIONS = new Set(["ttl", "idle", "expireAt", "refresh", "grace", "signal"]);
+const RESTORE_OPTIONS = new Set(["dispose", "sizeOf", "now", "clock", "refresh", "grace", "onLoadError"]);
 
 let memory = null;
 // The engine `TtlCache.restore` hands the constructor instead of a new one.
@@ -130,6 +150,12 @@ function grow(a, cap) {
 class Hash {
   constructor() {
     this.fields = new Map();
+    // Every field is in grace (stale-if-error): the key is dead to reads,
+    // which then need not walk its fields to learn it.
+    this.graced = false;
+    // A field slot last seen live with the latest deadline: while it lives,
+    // the hash is live without a scan of its fields (see #liveKey).
+    this.witness = -1;
   }
 }
 
@@ -281,6 +307,87 @@ function optionalFunction(arg, v) {
   return v;
 }
 
+/** `refresh`/`grace`: a non-negative number of ms or `Infinity`; `undefined` keeps `dflt`. */
+function optionalSpan(arg, v, dflt) {
+  if (v === undefined) return dflt;
+  checkNumber(arg, v);
+  if (!(v >= 0)) throw new RangeError(`${arg}: must be a non-negative number of milliseconds or Infinity, got ${describe(v)}`);
+  return v;
+}
+
+function checkLifetime(arg, v) {
+  checkNumber(arg, v);
+  if (!(v > 0)) throw new RangeError(`${arg}: must be a positive number of milliseconds or Infinity, got ${describe(v)}`);
+}
+
+// An option-less fetch (the common one) allocates no options record.
+const NO_FETCH_OPTIONS = Object.freeze({ write: undefined, refresh: undefined, grace: undefined, signal: undefined });
+
+/**
+ * Validates `fetch`/`hfetch` options up front (a fetch rejects before it
+ * changes anything, and its write happens later). Returns the write options
+ * for the store (or `undefined`) and the loading ones.
+ */
+function parseFetch(opts) {
+  if (opts === undefined) return NO_FETCH_OPTIONS;
+  const r = { write: undefined, refresh: undefined, grace: undefined, signal: undefined };
+  checkOptions("opts", opts, FETCH_OPTIONS);
+  const { ttl, idle, expireAt, refresh, grace, signal } = opts;
+  if (ttl !== undefined && expireAt !== undefined) throw new TypeError("expireAt: cannot be combined with ttl");
+  if (ttl !== undefined || idle !== undefined || expireAt !== undefined) {
+    const w = {};
+    if (ttl !== undefined) {
+      checkLifetime("ttl", ttl);
+      w.ttl = ttl;
+    }
+    if (idle !== undefined) {
+      checkLifetime("idle", idle);
+      w.idle = idle;
+    }
+    if (expireAt !== undefined) {
+      const t = toTime("expireAt", expireAt);
+      if (!Number.isFinite(t)) throw new RangeError(`expireAt: must be a finite number of milliseconds, got ${describe(t)}`);
+      w.expireAt = t;
+    }
+    r.write = w;
+  }
+  r.refresh = optionalSpan("refresh", refresh, undefined);
+  r.grace = optionalSpan("grace", grace, undefined);
+  if (signal !== undefined) {
+    if (signal === null || typeof signal !== "object" || typeof signal.aborted !== "boolean" || typeof signal.addEventListener !== "function") {
+      throw new TypeError(`signal: must be an AbortSignal, got ${describe(signal)}`);
+    }
+    r.signal = signal;
+  }
+  return r;
+}
+
+/**
+ * One running load of a key (or hash field), shared by every fetch of it
+ * made while it runs. `live`: still in the cache's load map, so its result
+ * is stored; a write, delete, expire, eviction or clear of its key takes it
+ * out (and aborts its signal), and its waiters still get the result.
+ */
+class Load {
+  constructor(key, field, fo, background) {
+    this.key = key;
+    this.field = field;
+    this.write = fo.write;
+    this.grace = fo.grace;
+    this.ctrl = new AbortController();
+    this.live = true;
+    this.background = background;
+    this.settled = false;
+    this.subs = []; // waiters with a signal: { resolve, reject, signal, onAbort }
+    // Waiters without one share one promise: a stampede of N fetches costs
+    // one promise, as one load does.
+    this.shared = null;
+    this.sharedN = 0;
+    this.resolve = null;
+    this.reject = null;
+  }
+}
+
 /**
  * A TTL cache with an absolute lifetime and a sliding idle window per entry,
  * and per-field expiry in hashes. It follows `Date.now()` (or `clock`) by
@@ -322,10 +429,30 @@ export class TtlCache {
   #hits = 0;
   #misses = 0;
   #updated = 0;
+  // ---- loading (fetch/hfetch) ----
+  #graced = 0; // keys in #index that are in grace (not counted in size)
+  #loading = 0; // loads in #loads and #hloads: writes check it before looking
+  #loads = null; // key -> Load
+  #hloads = null; // key -> (field -> Load)
+  #doomed = []; // [key, field, ...] whose loads a removal found in #drain invalidates
+  #refresh; // default refresh (undefined: none)
+  #grace = 0;
+  #onLoadError;
+  // Write times, slot -> ms, kept only once a fetch may refresh: a column
+  // every cache paid for would cost 8 bytes per entry. A slot written before
+  // #bornFrom has no stamp; it is at least `now - #bornFrom` ms old.
+  #born = null;
+  #bornFrom = 0;
+  #nLoads = 0;
+  #loadErrors = 0;
+  #coalesced = 0;
+  #refreshes = 0;
+  #staleServed = 0;
 
   /**
    * @param {object} [options] `now` (a manual clock) or `clock`, `ttl`,
-   *   `idle`, `maxEntries`, `maxBytes`, `sizeOf`, `sweepBudget`, `dispose`;
+   *   `idle`, `maxEntries`, `maxBytes`, `sizeOf`, `sweepBudget`, `dispose`,
+   *   `refresh`, `grace`, `onLoadError`;
    *   all optional.
    */
   constructor(options) {
@@ -344,6 +471,9 @@ export class TtlCache {
     const sweepBudget = optionalNumber("sweepBudget", o.sweepBudget, 1000);
     this.#sizeOf = optionalFunction("sizeOf", o.sizeOf);
     this.#dispose = optionalFunction("dispose", o.dispose);
+    this.#refresh = optionalSpan("refresh", o.refresh, undefined);
+    const grace = optionalSpan("grace", o.grace, 0);
+    this.#onLoadError = optionalFunction("onLoadError", o.onLoadError);
     if (maxBytes !== Infinity && this.#sizeOf === undefined) {
       throw new TypeError("sizeOf: is required when maxBytes is set");
     }
@@ -363,7 +493,13 @@ export class TtlCache {
     this.#maxEntries = maxEntries;
     this.#npCap = this.#eng.pendingCap();
     if (maxEntries !== Infinity) this.#ghostCap = maxEntries;
+    if (grace > 0) {
+      this.#grace = grace;
+      this.#eng.setGrace(NIL, grace); // allocates: the views may be stale after it
+      this.#drain();
+    }
     this.#rebase();
+    if (this.#refresh !== undefined) this.#trackBirths();
   }
 
   // ---- plumbing -----------------------------------------------------------
@@ -473,6 +609,15 @@ export class TtlCache {
       grow(this.#keys, cap);
       grow(this.#vals, cap);
     }
+    if (this.#born !== null && this.#born.length < cap) grow(this.#born, cap);
+  }
+
+  /** Starts stamping write times (the first fetch that may refresh). */
+  #trackBirths() {
+    if (this.#born !== null) return;
+    this.#born = [];
+    this.#bornFrom = this.#now;
+    grow(this.#born, this.#cap);
   }
 
   /**
@@ -499,18 +644,31 @@ export class TtlCache {
       const flags = U32[p + 1];
       const parent = U32[p + 2];
       const kind = (flags >>> 4) & 7;
+      const reason = flags & 15;
+      if (reason === ENTER_GRACE) {
+        // The slot keeps its key and value for fetch; a key (a plain entry,
+        // or a hash all of whose fields are in grace) leaves `size`.
+        if (kind !== KIND_FIELD) this.#graced++;
+        if (kind === KIND_HASH) vals[s].graced = true;
+        continue;
+      }
+      if (flags & GRACED && kind !== KIND_FIELD) this.#graced--;
       const key = keys[s];
       const val = vals[s];
+      if (this.#loading !== 0 && (reason === EVICTED || reason === DELETED || reason === CLEARED)) {
+        if (kind === KIND_FIELD) this.#doomed.push(keys[parent], key);
+        else if (kind === KIND_PLAIN) this.#doomed.push(key, undefined);
+      }
       keys[s] = undefined;
       vals[s] = undefined;
       if (kind === KIND_FIELD) {
         vals[parent].fields.delete(key);
-        if (calls !== null) calls.push(val, keys[parent], REASONS[flags & 15], key);
+        if (calls !== null) calls.push(val, keys[parent], REASONS[reason], key);
       } else {
         // Only a bounded cache evicts, so only a bounded cache has ghosts.
         if (flags & GHOST) this.#remember(key);
         else this.#index.delete(key);
-        if (kind === KIND_PLAIN && calls !== null) calls.push(val, key, REASONS[flags & 15], undefined);
+        if (kind === KIND_PLAIN && calls !== null) calls.push(val, key, REASONS[reason], undefined);
       }
     }
     return calls;
@@ -518,6 +676,7 @@ export class TtlCache {
 
   /** Runs pending `dispose` calls; the first error thrown reaches the caller. */
   #flush(calls) {
+    if (this.#doomed.length !== 0) this.#abortDoomed();
     if (calls === null || calls.length === 0) return;
     const dispose = this.#dispose;
     let failed = false;
@@ -590,9 +749,9 @@ export class TtlCache {
     return F64[t] < idle ? F64[t] : idle;
   }
 
-  /** Removes an expired slot found by a read (lazy expiry). */
+  /** Removes an expired slot found by a read (lazy expiry), or lets it enter its grace. */
   #expireNow(s) {
-    this.#e().remove(s, EXPIRED);
+    this.#e().remove(s, FOUND_EXPIRED);
     this.#flush(this.#drain());
   }
 
@@ -604,8 +763,27 @@ export class TtlCache {
     if (!this.#live(s)) return false;
     const v = this.#vals[s];
     if (!(v instanceof Hash)) return true;
-    for (const f of v.fields.values()) if (this.#live(f)) return true;
-    return false;
+    if (v.graced) return false; // every field is in grace: no scan
+    // Scanning the fields in insertion order on every access cost O(dead
+    // fields) each time the old ones had expired unswept (issue 13). The
+    // witness makes that one scan per witness lifetime: it is the field with
+    // the latest deadline seen, so it goes last of those it was chosen among.
+    const w = v.witness;
+    if (w >= 0 && this.#live(w) && v.fields.get(this.#keys[w]) === w) return true;
+    const now = this.#now;
+    let best = -1;
+    let latest = now;
+    for (const f of v.fields.values()) {
+      const t = this.#t + f * 3;
+      const idle = F64[t + 1] + F64[t + 2];
+      const d = F64[t] < idle ? F64[t] : idle;
+      if (d > latest) {
+        latest = d;
+        best = f;
+      }
+    }
+    v.witness = best;
+    return best >= 0;
   }
 
   /** The slot of `key`, live or not yet swept; `undefined` if none (or a ghost). */
@@ -710,7 +888,7 @@ export class TtlCache {
     // rejected by #setSlow. The clock is read first (see #time).
     if (this.#seen !== epoch) this.#time();
     const s = this.#index.get(key);
-    if (opts === undefined && this.#sizeOf === undefined && value !== undefined) {
+    if (opts === undefined && this.#sizeOf === undefined && value !== undefined && this.#loading === 0) {
       if (
         s === undefined
           ? this.#add(key, value, this.#ttl, this.#idle)
@@ -747,9 +925,13 @@ export class TtlCache {
     const old = F[t] < oldIdle ? F[t] : oldIdle;
     const vals = this.#vals;
     if (!(old > now) || (lastIdle < abs ? lastIdle : abs) < old || vals[s] instanceof Hash) return false;
+    // A finite ttl/idle that overflows the clock: the engine throws RangeError.
+    if ((abs === Infinity && ttl !== Infinity) || (lastIdle === Infinity && idle !== Infinity)) return false;
     F[t] = abs;
     F[t + 1] = now;
     F[t + 2] = idle;
+    const born = this.#born;
+    if (born !== null) born[s] = now;
     const U = U8;
     const f = this.#f + s;
     const q = U[f];
@@ -773,12 +955,16 @@ export class TtlCache {
     const spare = this.#spare;
     const np = this.#np;
     if (!((lastIdle < abs ? lastIdle : abs) > now) || typeof key !== "string") return false;
+    // A finite ttl/idle that overflows the clock: the engine throws RangeError.
+    if ((abs === Infinity && ttl !== Infinity) || (lastIdle === Infinity && idle !== Infinity)) return false;
     if (spare.length === 0 || np >= this.#npCap || this.#full()) return false;
     const r = spare.pop();
     const t = this.#t + r * 3;
     F64[t] = abs;
     F64[t + 1] = now;
     F64[t + 2] = idle;
+    const born = this.#born;
+    if (born !== null) born[r] = now;
     U8[this.#f + r] = 0;
     U32[this.#pend + np] = r;
     this.#np = np + 1;
@@ -813,6 +999,7 @@ export class TtlCache {
     }
     let s = this.#plainSlot(key);
     if (this.#sizeOf === undefined && (flags & (HAS_AT | KEEP_TTL)) === 0 && this.#quickSet(key, value, s, flags, ttl, idle)) {
+      if (this.#loading !== 0) this.#invalidate(key, undefined);
       return this;
     }
     const returning = s !== undefined && s < 0;
@@ -826,6 +1013,7 @@ export class TtlCache {
     let pending = calls;
     if (pending === null && this.#dispose !== undefined) pending = [];
     if (r !== NIL) {
+      if (this.#born !== null) this.#born[r] = this.#now;
       if (this.#keys[r] === undefined) {
         if (returning) this.#revive(key);
         this.#index.set(key, r);
@@ -837,6 +1025,7 @@ export class TtlCache {
         if (pending !== null && old !== value) pending.push(old, key, "replaced", undefined);
       }
     }
+    if (this.#loading !== 0) this.#invalidate(key, undefined);
     this.#flush(pending);
     return this;
   }
@@ -965,18 +1154,28 @@ export class TtlCache {
     this.#sync();
     checkString("key", key);
     const s = this.#slot(key);
-    if (s === undefined) return false;
+    if (s === undefined) {
+      if (this.#loading !== 0) this.#invalidate(key, undefined); // a cold key's load
+      return false;
+    }
     const live = this.#liveKey(s);
     this.#e().remove(s, live ? DELETED : EXPIRED);
-    this.#flush(this.#drain());
+    const calls = this.#drain();
+    // After the state is complete: aborting runs the loaders' listeners.
+    if (this.#loading !== 0) this.#invalidate(key, undefined);
+    this.#flush(calls);
     return live;
   }
 
   /** Removes everything; `dispose` sees reason `"cleared"`. */
   clear() {
+    // The engine keeps our reserved slots reserved (it clears only what is
+    // live), so #spare stays valid.
     this.#e().clear();
-    this.#spare.length = 0; // the engine freed our reserved slots too
-    this.#flush(this.#drain());
+    const calls = this.#drain();
+    this.#graced = 0;
+    if (this.#loading !== 0) this.#invalidateAll();
+    this.#flush(calls);
   }
 
   /** Sets an absolute deadline `ms` from now; `ms <= 0` deletes. */
@@ -984,7 +1183,7 @@ export class TtlCache {
     this.#sync();
     checkString("key", key);
     checkNumber("ms", ms);
-    return this.#expire(this.#liveSlot(key), ms, true, condCode(cond));
+    return this.#expireKey(key, undefined, this.#liveSlot(key), ms, true, condCode(cond));
   }
 
   /** Sets an absolute deadline at `time` (ms or `Date`); a past time deletes. */
@@ -992,12 +1191,19 @@ export class TtlCache {
     this.#sync();
     checkString("key", key);
     const t = toTime("time", time);
-    return this.#expire(this.#liveSlot(key), t, false, condCode(cond));
+    return this.#expireKey(key, undefined, this.#liveSlot(key), t, false, condCode(cond));
   }
 
-  #expire(s, t, rel, c) {
+  /**
+   * Moves slot `s`'s absolute deadline (`expire`, `expireAt` and their hash
+   * forms); one that changed something wins over a running load of `key`
+   * (`field`).
+   */
+  #expireKey(key, field, s, t, rel, c) {
     const r = this.#e().expireAt(s, t, rel, c);
-    this.#flush(this.#drain());
+    const calls = this.#drain();
+    if (r && this.#loading !== 0) this.#invalidate(key, field);
+    this.#flush(calls);
     return r;
   }
 
@@ -1022,7 +1228,7 @@ export class TtlCache {
   /** Keys held, including expired ones a sweep has not reached yet. */
   get size() {
     this.#alive();
-    return this.#index.size - this.#ghosts;
+    return this.#index.size - this.#ghosts - this.#graced;
   }
 
   // ---- iteration (live entries only, insertion order, no touch) ------------
@@ -1092,7 +1298,7 @@ export class TtlCache {
     this.#sync();
     const p = this.#e().stats() >>> 3;
     sync();
-    const a = F64.slice(p, p + 15);
+    const a = F64.slice(p, p + 16);
     const reads = this.#hits + this.#misses;
     return {
       hits: this.#hits,
@@ -1108,7 +1314,7 @@ export class TtlCache {
       rescheduled: a[7],
       cascaded: a[8],
       scheduled: a[9],
-      size: a[10],
+      size: a[10] - a[15],
       entries: a[11],
       bytes: a[12],
       smallQueue: a[13],
@@ -1117,6 +1323,11 @@ export class TtlCache {
       now: this.#now,
       maxEntries: this.#opts.maxEntries,
       maxBytes: this.#opts.maxBytes,
+      loads: this.#nLoads,
+      loadErrors: this.#loadErrors,
+      coalesced: this.#coalesced,
+      refreshes: this.#refreshes,
+      staleServed: this.#staleServed,
     };
   }
 
@@ -1176,6 +1387,7 @@ export class TtlCache {
     if (returning && r === NIL) this.#forget(key);
     if (calls === null && this.#dispose !== undefined) calls = [];
     if (r === NIL) {
+      if (this.#loading !== 0) this.#invalidate(key, field, true);
       this.#flush(calls);
       return false;
     }
@@ -1189,6 +1401,7 @@ export class TtlCache {
       this.#vals[hs] = box;
     }
     const isNew = this.#keys[r] === undefined;
+    if (this.#born !== null) this.#born[r] = this.#now;
     if (isNew) {
       box.fields.set(field, r);
       this.#keys[r] = field;
@@ -1198,6 +1411,8 @@ export class TtlCache {
       this.#vals[r] = value;
       if (calls !== null && old !== value) calls.push(old, key, "replaced", field);
     }
+    // After the state is complete: aborting runs the loaders' listeners.
+    if (this.#loading !== 0) this.#invalidate(key, field, true);
     this.#flush(calls);
     return isNew;
   }
@@ -1258,9 +1473,14 @@ export class TtlCache {
     checkString("key", key);
     checkString("field", field);
     const f = this.#fieldSlot(this.#hashSlot(key), field);
-    if (f === NIL) return false;
+    if (f === NIL) {
+      if (this.#loading !== 0) this.#invalidate(key, field);
+      return false;
+    }
     this.#e().remove(f, DELETED);
-    this.#flush(this.#drain());
+    const calls = this.#drain();
+    if (this.#loading !== 0) this.#invalidate(key, field);
+    this.#flush(calls);
     return true;
   }
 
@@ -1290,7 +1510,7 @@ export class TtlCache {
     checkString("field", field);
     checkNumber("ms", ms);
     const c = condCode(cond);
-    return this.#expire(this.#fieldSlot(this.#hashSlot(key), field), ms, true, c);
+    return this.#expireKey(key, field, this.#fieldSlot(this.#hashSlot(key), field), ms, true, c);
   }
 
   /** Sets a field's absolute deadline at `time`; a past time deletes it. */
@@ -1300,7 +1520,7 @@ export class TtlCache {
     checkString("field", field);
     const t = toTime("time", time);
     const c = condCode(cond);
-    return this.#expire(this.#fieldSlot(this.#hashSlot(key), field), t, false, c);
+    return this.#expireKey(key, field, this.#fieldSlot(this.#hashSlot(key), field), t, false, c);
   }
 
   /** Drops a field's clocks. @returns {boolean} true if it had one */
@@ -1324,6 +1544,282 @@ export class TtlCache {
     const dh = this.#deadline(h);
     const d = df < dh ? df : dh;
     return d === Infinity ? Infinity : d - this.#now;
+  }
+
+  // ---- loading: fetch / hfetch ----------------------------------------------
+  //
+  // Running loads live in #loads (key -> Load) and #hloads (key -> field ->
+  // Load), created on first use. A load is called once and shared by every
+  // fetch of its key while it runs; #invalidate takes it out of the maps when
+  // a write, delete, expire, eviction or clear of its key wins over it.
+
+  /**
+   * The live value at `key`, or what `loader(key, { signal })` produces,
+   * stored with `opts` (`ttl`, `idle`, `expireAt`); one load per key at a
+   * time, shared. Bad arguments reject before anything changes.
+   * @returns {Promise<any>}
+   */
+  fetch(key, loader, opts) {
+    try {
+      this.#sync();
+      checkString("key", key);
+      return this.#fetch(key, undefined, loader, opts);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /**
+   * As `fetch`, for one hash field: `loader(key, field, { signal })`.
+   * @returns {Promise<any>}
+   */
+  hfetch(key, field, loader, opts) {
+    try {
+      this.#sync();
+      checkString("key", key);
+      checkString("field", field);
+      return this.#fetch(key, field, loader, opts);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  #fetch(key, field, loader, opts) {
+    if (typeof loader !== "function") throw new TypeError(`loader: must be a function, got ${describe(loader)}`);
+    const fo = parseFetch(opts);
+    const refresh = fo.refresh === undefined ? this.#refresh : fo.refresh;
+    let s;
+    let h = NIL;
+    if (field === undefined) {
+      s = this.#liveSlot(key);
+      if (s !== NIL && this.#vals[s] instanceof Hash) throw wrongType("hash", "plain value");
+    } else {
+      h = this.#hashSlot(key);
+      s = this.#fieldSlot(h, field);
+    }
+    if (fo.signal !== undefined && fo.signal.aborted) return Promise.reject(fo.signal.reason);
+    if (refresh !== undefined) this.#trackBirths();
+    let ld = this.#loadOf(key, field);
+    if (s !== NIL) {
+      // A hit, as `get`/`hget` count it; maybe a refresh behind it.
+      this.#read(s);
+      if (h !== NIL) this.#read(h);
+      this.#hits++;
+      const v = this.#vals[s];
+      if (ld === undefined && refresh !== undefined && this.#age(s) > refresh) {
+        this.#refreshes++;
+        this.#start(key, field, loader, fo, true);
+      }
+      return Promise.resolve(v);
+    }
+    this.#misses++;
+    if (ld === undefined) ld = this.#start(key, field, loader, fo, false);
+    else this.#coalesced++;
+    return this.#wait(ld, fo.signal);
+  }
+
+  /** Ms since slot `s` was written; for a slot older than the stamps, a lower bound. */
+  #age(s) {
+    const t = this.#born[s];
+    return this.#now - (t === undefined ? this.#bornFrom : t);
+  }
+
+  #loadOf(key, field) {
+    if (field === undefined) return this.#loads === null ? undefined : this.#loads.get(key);
+    const m = this.#hloads === null ? undefined : this.#hloads.get(key);
+    return m === undefined ? undefined : m.get(field);
+  }
+
+  /** Registers a load, then calls the loader (which may call back into this cache). */
+  #start(key, field, loader, fo, background) {
+    const ld = new Load(key, field, fo, background);
+    if (field === undefined) {
+      if (this.#loads === null) this.#loads = new Map();
+      this.#loads.set(key, ld);
+    } else {
+      if (this.#hloads === null) this.#hloads = new Map();
+      let m = this.#hloads.get(key);
+      if (m === undefined) this.#hloads.set(key, (m = new Map()));
+      m.set(field, ld);
+    }
+    this.#loading++;
+    this.#nLoads++;
+    const ctx = { signal: ld.ctrl.signal };
+    let p;
+    try {
+      p = Promise.resolve(field === undefined ? loader(key, ctx) : loader(key, field, ctx));
+    } catch (e) {
+      p = Promise.reject(e);
+    }
+    p.then(
+      (v) => this.#settle(ld, true, v),
+      (e) => this.#settle(ld, false, e),
+    );
+    return ld;
+  }
+
+  /** Takes `ld` out of the load maps (its result will not be stored). */
+  #unlist(ld) {
+    if (!ld.live) return;
+    ld.live = false;
+    this.#loading--;
+    if (ld.field === undefined) {
+      this.#loads.delete(ld.key);
+    } else {
+      const m = this.#hloads.get(ld.key);
+      m.delete(ld.field);
+      if (m.size === 0) this.#hloads.delete(ld.key);
+    }
+  }
+
+  /**
+   * A write, delete, expire, eviction or clear of `key` (or of its `field`)
+   * wins over its running loads: they store nothing and their signals abort.
+   * A change to the key ends the loads of its fields too; `plainToo` (hset)
+   * ends the key's plain load, whose store would now be WRONGTYPE.
+   */
+  #invalidate(key, field, plainToo) {
+    const doomed = [];
+    const ld = this.#loads === null || (field !== undefined && !plainToo) ? undefined : this.#loads.get(key);
+    if (ld !== undefined) doomed.push(ld);
+    const m = this.#hloads === null ? undefined : this.#hloads.get(key);
+    if (m !== undefined) {
+      if (field === undefined) {
+        for (const f of m.values()) doomed.push(f);
+      } else {
+        const f = m.get(field);
+        if (f !== undefined) doomed.push(f);
+      }
+    }
+    for (const d of doomed) this.#unlist(d);
+    for (const d of doomed) d.ctrl.abort();
+  }
+
+  #invalidateAll() {
+    const doomed = [];
+    if (this.#loads !== null) for (const ld of this.#loads.values()) doomed.push(ld);
+    if (this.#hloads !== null) for (const m of this.#hloads.values()) for (const ld of m.values()) doomed.push(ld);
+    for (const d of doomed) this.#unlist(d);
+    for (const d of doomed) d.ctrl.abort();
+  }
+
+  /** Loads whose keys #drain saw removed (evicted, deleted, cleared). */
+  #abortDoomed() {
+    const d = this.#doomed;
+    this.#doomed = [];
+    for (let i = 0; i < d.length; i += 2) this.#invalidate(d[i], d[i + 1]);
+  }
+
+  /** A promise for `ld`'s outcome; `signal` lets this caller stop waiting. */
+  #wait(ld, signal) {
+    if (signal === undefined) {
+      if (ld.shared === null) {
+        ld.shared = new Promise((resolve, reject) => {
+          ld.resolve = resolve;
+          ld.reject = reject;
+        });
+      }
+      ld.sharedN++;
+      return ld.shared;
+    }
+    return new Promise((resolve, reject) => {
+      const sub = { resolve, reject, signal, onAbort: null };
+      ld.subs.push(sub);
+      sub.onAbort = () => {
+        const i = ld.subs.indexOf(sub);
+        if (i < 0) return;
+        ld.subs.splice(i, 1);
+        reject(signal.reason);
+        // The last waiter gone: nobody wants this load any more.
+        if (ld.subs.length === 0 && ld.sharedN === 0 && !ld.background && !ld.settled) {
+          this.#unlist(ld);
+          ld.ctrl.abort();
+        }
+      };
+      signal.addEventListener("abort", sub.onAbort, { once: true });
+      // The loader runs before this: it may have aborted the signal already.
+      if (signal.aborted) sub.onAbort();
+    });
+  }
+
+  /** The value `key` (`field`) keeps in grace, as `[value]`; `null` if none. */
+  #stale(key, field) {
+    const s = this.#slot(key);
+    if (s === undefined) return null;
+    let f = s;
+    if (field === undefined) {
+      if (this.#vals[s] instanceof Hash || this.#live(s)) return null;
+    } else {
+      const box = this.#vals[s];
+      if (!(box instanceof Hash)) return null;
+      f = box.fields.get(field);
+      if (f === undefined || (this.#live(f) && this.#live(s))) return null;
+    }
+    return this.#e().staleUntil(f) > this.#now ? [this.#vals[f]] : null;
+  }
+
+  /** A load's outcome: store it (unless invalidated), then answer every waiter. */
+  #settle(ld, ok, v) {
+    ld.settled = true;
+    try {
+      this.#sync(); // a promise reaction: a new run, maybe a later time
+    } catch (e) {
+      if (ok) {
+        ok = false; // a throwing clock: the store would throw it too
+        v = e;
+      }
+    }
+    const store = ld.live;
+    this.#unlist(ld);
+    if (ok && store && v !== undefined) {
+      try {
+        this.#store(ld, v);
+      } catch (e) {
+        ok = false;
+        v = e;
+      }
+    }
+    const subs = ld.subs;
+    ld.subs = [];
+    for (const sub of subs) sub.signal.removeEventListener("abort", sub.onAbort);
+    const waiters = subs.length + ld.sharedN;
+    if (ok) {
+      for (const sub of subs) sub.resolve(v);
+      if (ld.shared !== null) ld.resolve(v);
+      return;
+    }
+    this.#loadErrors++;
+    const stale = waiters === 0 ? null : this.#stale(ld.key, ld.field);
+    if (stale !== null) {
+      this.#staleServed += waiters;
+      for (const sub of subs) sub.resolve(stale[0]);
+      if (ld.shared !== null) ld.resolve(stale[0]);
+    } else {
+      for (const sub of subs) sub.reject(v);
+      if (ld.shared !== null) ld.reject(v);
+    }
+    // An error no caller was rejected with goes to onLoadError, unless it is
+    // the abort this cache asked for.
+    if ((waiters === 0 || stale !== null) && !ld.ctrl.signal.aborted && this.#onLoadError !== undefined) {
+      try {
+        this.#onLoadError(v, ld.key, ld.field);
+      } catch {
+        // A throwing listener has nowhere to go: this runs in a promise
+        // reaction, where a throw would be an unhandled rejection.
+      }
+    }
+  }
+
+  #store(ld, v) {
+    if (ld.field === undefined) this.set(ld.key, v, ld.write);
+    else this.hset(ld.key, ld.field, v, ld.write);
+    if (ld.grace === undefined) return;
+    const s = this.#slot(ld.key);
+    if (s === undefined) return;
+    const f = ld.field === undefined ? s : this.#vals[s].fields.get(ld.field);
+    if (f === undefined || !this.#live(f)) return;
+    this.#e().setGrace(f, ld.grace);
+    this.#flush(this.#drain()); // it may allocate, which makes the views stale
   }
 
   // ---- snapshots (format: SNAPSHOT.md; tape: src/binding/snap.rs) ----------
@@ -1464,6 +1960,9 @@ export class TtlCache {
         sweepBudget: h[5],
         sizeOf,
         dispose,
+        refresh: o.refresh,
+        grace: o.grace,
+        onLoadError: o.onLoadError,
       });
     } catch (e) {
       raw.free();
@@ -1764,6 +2263,13 @@ class Writer {
     stack.push(v);
     if (p === Array.prototype && Array.isArray(v)) {
       const n = v.length;
+      // The format holds an array's elements only: named properties would be
+      // dropped. Object.keys lists indices first, so the last key tells.
+      const keys = Object.keys(v);
+      const last = keys.length === 0 ? undefined : keys[keys.length - 1];
+      if (last !== undefined && !(String(+last) === last && +last < n)) {
+        throw new NoData("it is an array with named properties");
+      }
       this.u8(F_ARRAY);
       this.varint(n);
       for (let i = 0; i < n; i++) this.value(v[i], depth + 1);

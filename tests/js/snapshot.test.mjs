@@ -351,3 +351,52 @@ test("crafted colliding keys do not degrade the cache to O(n) per operation", ()
   assert.equal(r.size, n);
   assert.ok(performance.now() - t0 < 5000);
 });
+
+// ---- values JS would change (issue 13): rejected, never changed silently ----
+
+function crc32(b) {
+  let crc = ~0;
+  for (const x of b) {
+    crc ^= x;
+    for (let k = 0; k < 8; k++) crc = crc & 1 ? 0xedb88320 ^ (crc >>> 1) : crc >>> 1;
+  }
+  return ~crc >>> 0;
+}
+
+/** `bytes` with the one ASCII occurrence of `from` replaced by `to` (same length), re-sealed. */
+function patch(bytes, from, to) {
+  const b = bytes.slice();
+  const f = new TextEncoder().encode(from);
+  const i = b.findIndex((_, j) => f.every((x, k) => b[j + k] === x));
+  assert.ok(i > 0, `${from} not found`);
+  b.set(new TextEncoder().encode(to), i);
+  new DataView(b.buffer).setUint32(b.length - 4, crc32(b.subarray(0, b.length - 4)), true);
+  return b;
+}
+
+test("restore rejects objects and Maps JS would merge or reorder; arrays with named properties do not snapshot", () => {
+  const c = new TtlCache({ now: 0 });
+  c.set("k", { qa1: 1, qb1: 2 });
+  const obj = c.snapshot();
+  // Control: a patch that keeps the data valid restores (the re-sealing is right).
+  assert.deepEqual(TtlCache.restore(patch(obj, "qb1", "qc1")).get("k"), { qa1: 1, qc1: 2 });
+  assert.throws(() => TtlCache.restore(patch(obj, "qb1", "qa1")), { message: /duplicate property/ });
+  // An array index after a name: JS would move it first.
+  assert.throws(() => TtlCache.restore(patch(obj, "qb1", "123")), { message: /property order/ });
+  // A name JS does not treat as an index keeps its place.
+  assert.deepEqual(Object.keys(TtlCache.restore(patch(obj, "qb1", "012")).get("k")), ["qa1", "012"]);
+
+  const m = new TtlCache({ now: 0 });
+  m.set("k", new Map([["qa1", 1], ["qb1", 2]]));
+  assert.throws(() => TtlCache.restore(patch(m.snapshot(), "qb1", "qa1")), { message: /duplicate Map key/ });
+
+  const a = [1, 2];
+  a.extra = 3;
+  const arr = new TtlCache({ now: 0 });
+  arr.set("k", a);
+  assert.throws(() => arr.snapshot(), { name: "TypeError", message: /"k".*named properties|named properties.*"k"/ });
+  assert.equal(arr.get("k"), a, "nothing changed");
+  // Plain, dense arrays still round-trip.
+  arr.set("k", [1, [2, 3], []]);
+  assert.deepEqual(roundTrip(arr).get("k"), [1, [2, 3], []]);
+});

@@ -99,6 +99,9 @@ pub struct Harness {
     ttl: f64,
     idle: f64,
     max_entries: Option<u64>,
+    max_bytes: Option<u64>,
+    /// Size of each written value (values are unique per write).
+    sizes: BTreeMap<u32, u32>,
     budget_unlimited: bool,
     removed: Rc<RefCell<Vec<Removed<u8, u32>>>>,
     next_value: u32,
@@ -109,26 +112,33 @@ impl Harness {
     pub fn new(b: &mut Bytes) -> Harness {
         let ttl = [INF, 40.0, 15.0][b.below(3) as usize];
         let idle = [INF, 25.0, 8.0][b.below(3) as usize];
-        let max_entries = [None, None, Some(3), Some(5)][b.below(4) as usize];
-        let sweep_budget = [Some(1000), Some(1), Some(3), None][b.below(4) as usize];
+        let max_entries = [None, None, Some(2), Some(3), Some(5)][b.below(5) as usize];
+        // 0 turns sweeping off, so expired entries and fields stay held.
+        let sweep_budget = [Some(1000), Some(1), Some(3), None, Some(0)][b.below(5) as usize];
+        let max_bytes = [None, None, Some(6), Some(12)][b.below(4) as usize];
         let opts = Options {
             ttl: (ttl != INF).then_some(ttl),
             idle: (idle != INF).then_some(idle),
             max_entries,
-            max_bytes: None,
+            max_bytes,
             sweep_budget,
         };
-        let mut cache = TtlCache::with_options(opts, 0.0).unwrap();
+        // Far clocks too: at 1e300 every finite ttl rounds to `now` (stores
+        // nothing), and -1e17 puts the wheel's origin where sums round.
+        let start = [0.0, 0.0, 0.0, 1.7e12, -1e17, 1e300][b.below(6) as usize];
+        let mut cache = TtlCache::with_options(opts, start).unwrap();
         let removed = Rc::new(RefCell::new(Vec::new()));
         let r = removed.clone();
         cache.on_remove(move |x| r.borrow_mut().push(x));
         Harness {
             cache,
             model: BTreeMap::new(),
-            now: 0.0,
+            now: start,
             ttl,
             idle,
             max_entries,
+            max_bytes,
+            sizes: BTreeMap::new(),
             budget_unlimited: sweep_budget.is_none() || sweep_budget == Some(1000),
             removed,
             next_value: 1,
@@ -183,20 +193,32 @@ impl Harness {
                 w.keep_ttl = true;
                 w.idle = Some(5.0);
             }
+            // Valid, but overflows the clock when `now` is large enough.
+            9 if b.below(4) == 0 => w.ttl = Some(1.7e308),
             _ => {}
         }
         if !w.keep_ttl && b.below(3) == 0 {
-            w.idle = Some([INF, 4.0, 12.0, 30.0][b.below(4) as usize]);
+            w.idle = Some([INF, 4.0, 12.0, 30.0, 1.7e308][b.below(5) as usize]);
         }
         w
     }
 
-    fn write_valid(w: &Write) -> bool {
+    fn write_valid(&self, w: &Write) -> bool {
         let pos = |v: Option<f64>| v.is_none_or(|x| x > 0.0);
+        // The deadline rule: a finite ms whose sum with `now` overflows is an
+        // error (a sum that rounds to `now` is a valid, already-past deadline).
+        let fits = |ms: f64| ms == INF || (self.now + ms).is_finite();
+        let ttl_fits = match (w.expire_at, w.ttl) {
+            (Some(_), _) => true,
+            (None, Some(t)) => fits(t),
+            (None, None) => fits(self.ttl),
+        };
         !(w.keep_ttl && (w.ttl.is_some() || w.idle.is_some() || w.expire_at.is_some()))
             && !(w.ttl.is_some() && w.expire_at.is_some())
             && pos(w.ttl)
             && pos(w.idle)
+            && fits(w.idle.unwrap_or(self.idle))
+            && ttl_fits
     }
 
     fn resolve(&self, w: &Write, old: Option<Clk>) -> Clk {
@@ -240,8 +262,11 @@ impl Harness {
                 let v = self.next_value;
                 self.next_value += 1;
                 let is_hash = self.live_hash(k).is_some();
-                let r = self.cache.set(k, v, w);
-                if !Self::write_valid(&w) || is_hash {
+                let size = u32::from(b.below(8));
+                self.sizes.insert(v, size);
+                let r = self.cache.set_sized(k, v, w, size);
+                let fits = self.max_bytes.is_none_or(|m| u64::from(size) <= m);
+                if !self.write_valid(&w) || is_hash || !fits {
                     assert!(r.is_err(), "set({k}, {w:?}) should fail (hash: {is_hash})");
                     failed = true;
                 } else {
@@ -274,21 +299,27 @@ impl Harness {
                 }
             }
             7 => {
-                let ms = f64::from(b.below(50)) - 5.0;
+                let ms = if b.below(8) == 0 { 1.7e308 } else { f64::from(b.below(50)) - 5.0 };
                 let cond = [None, Some(Cond::Nx), Some(Cond::Xx), Some(Cond::Gt), Some(Cond::Lt)][b.below(5) as usize];
                 let relative = b.below(2) == 0;
                 let at = self.now + ms;
                 let r = if relative { self.cache.expire(&k, ms, cond) } else { self.cache.expire_at(&k, at, cond) };
-                let expect = self.key_live(k) && {
-                    let cur = self.model[&k].clk.abs;
-                    holds(cond, cur, at)
-                };
-                assert_eq!(r.unwrap(), expect, "expire({k}, {ms}, {cond:?})");
-                if expect {
-                    if at <= self.now {
-                        self.model.remove(&k);
-                    } else {
-                        self.model.get_mut(&k).unwrap().clk.abs = at;
+                if !at.is_finite() {
+                    // Relative: too large for the clock; absolute: not a time.
+                    assert!(r.is_err(), "expire({k}, {ms}) at {} should fail", self.now);
+                    failed = true;
+                } else {
+                    let expect = self.key_live(k) && {
+                        let cur = self.model[&k].clk.abs;
+                        holds(cond, cur, at)
+                    };
+                    assert_eq!(r.unwrap(), expect, "expire({k}, {ms}, {cond:?})");
+                    if expect {
+                        if at <= self.now {
+                            self.model.remove(&k);
+                        } else {
+                            self.model.get_mut(&k).unwrap().clk.abs = at;
+                        }
                     }
                 }
             }
@@ -311,7 +342,15 @@ impl Harness {
                 self.model.remove(&k);
             }
             10..=12 => {
-                let step = f64::from(b.below(30));
+                let mut step = f64::from(b.below(30));
+                if b.below(16) == 0 {
+                    // A huge jump (past 2^64 ms from the origin, or to 1e300):
+                    // the wheel must still sweep exactly what expired.
+                    let big = [2e19, 1e300, 9.007_199_254_740_992e15][b.below(3) as usize];
+                    if (self.now + big).is_finite() {
+                        step = big;
+                    }
+                }
                 self.now += step;
                 self.cache.tick(self.now).unwrap();
             }
@@ -327,12 +366,19 @@ impl Harness {
                 let v = self.next_value;
                 self.next_value += 1;
                 let plain = self.plain_live(k);
-                let fits = self.max_entries.is_none_or(|m| {
-                    let n = self.live_hash(k).map_or(0, |fs| fs.iter().filter(|(n, _)| n.as_str() != field).count());
-                    (n as u64) < m
+                let size = u32::from(b.below(8));
+                self.sizes.insert(v, size);
+                // Only the hash's other *live* fields stay: expired ones,
+                // swept or not, never stand in a write's way.
+                let now = self.now;
+                let others: Vec<u32> = self.live_hash(k).map_or(vec![], |fs| {
+                    fs.iter().filter(|(n, (c, _))| n.as_str() != field && c.live(now)).map(|(_, (_, v))| *v).collect()
                 });
-                let r = self.cache.hset(k, field, v, w);
-                if !Self::write_valid(&w) || plain || !fits {
+                let other_bytes: u64 = others.iter().map(|v| u64::from(self.sizes[v])).sum();
+                let fits = self.max_entries.is_none_or(|m| (others.len() as u64) < m)
+                    && self.max_bytes.is_none_or(|m| other_bytes + u64::from(size) <= m);
+                let r = self.cache.hset_sized(k, field, v, w, size);
+                if !self.write_valid(&w) || plain || !fits {
                     assert!(r.is_err(), "hset({k}, {field:?}, {w:?}) should fail");
                     failed = true;
                 } else {
@@ -454,6 +500,9 @@ impl Harness {
             }
         }
         self.reconcile(op, failed);
+        if let Err(e) = self.cache.check_invariants() {
+            panic!("invariant broken after op {op} at {}: {e}", self.now);
+        }
         if failed {
             assert_eq!(before, self.digest(), "a failed call changed the cache (op {op})");
         }
@@ -469,7 +518,7 @@ impl Harness {
         for r in removed {
             match r.reason {
                 Reason::Evicted => {
-                    assert!(self.max_entries.is_some(), "eviction without a bound");
+                    assert!(self.max_entries.is_some() || self.max_bytes.is_some(), "eviction without a bound");
                     assert!(matches!(op, 0..=3 | 14..=15), "eviction outside a write: op {op}");
                     self.model.remove(&r.key);
                 }
@@ -543,6 +592,9 @@ impl Harness {
         if let Some(m) = self.max_entries {
             assert!(stats.entries <= m, "{} entries over the bound {m}", stats.entries);
         }
+        if let Some(m) = self.max_bytes {
+            assert!(stats.bytes <= m, "{} bytes over the bound {m}", stats.bytes);
+        }
         assert!(self.cache.len() >= live_keys);
     }
 
@@ -550,6 +602,7 @@ impl Harness {
     pub fn finish(&mut self) {
         self.cache.purge();
         self.reconcile(13, false);
+        self.cache.check_invariants().unwrap();
         let live = (0..KEYS).filter(|&k| self.key_live(k)).count();
         assert_eq!(self.cache.len(), live, "purge left expired keys");
         self.check();

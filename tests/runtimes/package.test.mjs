@@ -31,6 +31,12 @@ test("package: exactly the shipped files", () => {
   ];
   for (const f of expected) assert.ok(files.includes(f), `missing ${f}`);
   const optional = ["API.md", "SNAPSHOT.md"];
+  // The tier entries' declarations (lapse/redis, ...), each named by its export.
+  const tierTypes = Object.entries(pkg.exports)
+    .filter(([k, v]) => k !== "." && typeof v === "object" && v.types)
+    .map(([, v]) => v.types.replace(/^\.\//, ""));
+  for (const f of tierTypes) assert.ok(files.includes(f), `missing ${f}`);
+  optional.push(...tierTypes);
   const extra = files.filter((f) => !expected.includes(f) && !optional.includes(f) && !/^dist\/[\w-]+\.js$/.test(f));
   assert.deepEqual(extra, [], "unexpected files in the package");
 });

@@ -3,7 +3,7 @@
 // lapse tarball installed the way a user installs it, and nothing configured
 // for lapse.
 //
-// An app folder is copied to build/runtimes/<name>/. Its toolchain comes from
+// An app folder is copied to build/runtimes/<name>/ (or $LAPSE_RUNTIMES_DIR/<name>/). Its toolchain comes from
 // the app's committed package-lock.json (exact versions, npm's cache
 // in ~/.npm), and is kept between runs while the lockfile is unchanged (the
 // key is a hash of package.json + package-lock.json). Then, on every run:
@@ -17,7 +17,7 @@ import { fileURLToPath } from "node:url";
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const root = join(here, "..", "..");
-const work = join(root, "build", "runtimes");
+const work = process.env.LAPSE_RUNTIMES_DIR ?? join(root, "build", "runtimes");
 
 /** Environment for every toolchain: no telemetry, update checks or colors. */
 export const env = {
@@ -88,6 +88,7 @@ export function prepareApp(name, { smokeTo = ["."] } = {}) {
     // packages (other OSes' binaries) that a registry mirror does not carry.
     const r = run("npm", ["install", "--no-audit", "--no-fund", "--prefer-offline", "--loglevel=error"], { cwd: dst, timeout: 900_000 });
     installMs = r.ms;
+    checkLocked(src, dst);
     writeFileSync(keyFile, key);
   } else if (fresh) {
     writeFileSync(keyFile, key);
@@ -105,6 +106,25 @@ export function prepareApp(name, { smokeTo = ["."] } = {}) {
     `${name}: ${fresh ? `toolchain installed in ${installMs} ms` : "toolchain kept from the last run"}, lapse installed in ${r.ms} ms\n`,
   );
   return { dir: dst, installMs, lapseMs: r.ms, fresh };
+}
+
+// `npm install` may resolve anew what the lockfile does not pin: every
+// package it installed must be at its locked version, and every non-optional
+// locked package must be there.
+function checkLocked(src, dst) {
+  const lock = JSON.parse(readFileSync(join(src, "package-lock.json"), "utf8"));
+  const bad = [];
+  for (const [path, meta] of Object.entries(lock.packages)) {
+    if (!path) continue;
+    const pj = join(dst, path, "package.json");
+    if (!existsSync(pj)) {
+      if (!meta.optional) bad.push(`${path}: missing`);
+      continue;
+    }
+    const { version } = JSON.parse(readFileSync(pj, "utf8"));
+    if (version !== meta.version) bad.push(`${path}: ${version}, locked ${meta.version}`);
+  }
+  if (bad.length) throw new Error(`${dst}: installed packages differ from the lockfile:\n${bad.join("\n")}`);
 }
 
 /** Starts a long-running process; resolves its handle. `stop()` ends it and its children. */

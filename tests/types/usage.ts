@@ -1,7 +1,16 @@
 // Compile-time checks of the published types (index.d.ts). Each line after an
 // "expect-error" directive must fail to type-check; tsc reports an unused one.
 import { TtlCache } from "lapse";
-import type { Cond, DisposeReason, Entry, SetOptions, TtlCacheOptions, TtlCacheStats } from "lapse";
+import type {
+  Cond,
+  DisposeReason,
+  Entry,
+  FetchOptions,
+  LoaderContext,
+  SetOptions,
+  TtlCacheOptions,
+  TtlCacheStats,
+} from "lapse";
 
 const DAY = 86_400_000;
 
@@ -148,10 +157,11 @@ const back: TtlCache<{ name: string }> = TtlCache.restore<{ name: string }>(byte
 });
 // @ts-expect-error restore takes bytes
 TtlCache.restore("not bytes");
-// @ts-expect-error restore options are dispose, sizeOf, now and clock only
+// @ts-expect-error restore options are what bytes cannot hold (dispose, sizeOf, clock, loading options)
 TtlCache.restore(bytes, { ttl: 5 });
 TtlCache.restore(bytes, { now: 0 });
 TtlCache.restore(bytes, { clock: () => Date.now() });
+TtlCache.restore(bytes, { grace: 1_000, refresh: 500, onLoadError: (e: unknown) => void e });
 void back;
 
 // ---- exported helper types
@@ -165,3 +175,72 @@ const freeRet: void = short.free();
 const disposeRet: void = short[Symbol.dispose]();
 void freeRet;
 void disposeRet;
+// ---- loading: fetch / hfetch
+interface User {
+  name: string;
+}
+const users = new TtlCache<User>({
+  ttl: 60_000,
+  refresh: 30_000,
+  grace: 300_000,
+  onLoadError(error, key, field) {
+    const e: unknown = error;
+    const k: string = key;
+    const f: string | undefined = field;
+    void [e, k, f];
+  },
+});
+async function loadUser(id: string, signal: AbortSignal): Promise<User> {
+  return { name: signal.aborted ? "" : id };
+}
+async function loading(): Promise<void> {
+  const u: User = await users.fetch("user:1", (key, { signal }) => loadUser(key, signal), { ttl: 5_000 });
+  const sync: User = await users.fetch("user:2", () => ({ name: "Sync" }));
+  const maybe: User | undefined = await users.fetch("user:3", async () => (Math.random() > 0.5 ? { name: "x" } : undefined));
+  const ac = new AbortController();
+  await users.fetch("user:4", (_k, ctx: LoaderContext) => loadUser("4", ctx.signal), {
+    expireAt: new Date(),
+    idle: 1_000,
+    refresh: 0,
+    grace: Infinity,
+    signal: ac.signal,
+  });
+  const hu: User = await users.hfetch("team:1", "lead", (key, field, { signal }) => loadUser(key + field, signal));
+  // An untyped cache takes the loader's type.
+  const n: number = await plain.fetch("n", async () => 42);
+  const s: string = await plain.fetch("s", () => "str");
+  const fo: FetchOptions = { ttl: 1, grace: 2 };
+  // @ts-expect-error fetch resolves to the loader's type (User), not string
+  const wrong: string = await users.fetch("user:1", () => loadUser("1", ac.signal));
+  // @ts-expect-error a maybe-undefined loader makes a maybe-undefined result
+  const notMaybe: User = await users.fetch("user:3", async () => (Math.random() > 0.5 ? { name: "x" } : undefined));
+  // @ts-expect-error the loader returns the cache's value type
+  await users.fetch("user:5", async () => "not a user");
+  // @ts-expect-error the loader is a function
+  await users.fetch("user:6", { name: "not a loader" });
+  // @ts-expect-error keys are strings
+  await users.fetch(6, () => ({ name: "x" }));
+  // @ts-expect-error unknown fetch option
+  await users.fetch("user:7", () => ({ name: "x" }), { tll: 5 });
+  // @ts-expect-error ttl and expireAt exclude each other
+  await users.fetch("user:8", () => ({ name: "x" }), { ttl: 1, expireAt: 2 });
+  // @ts-expect-error keepTtl is a set option, not a fetch one
+  await users.fetch("user:9", () => ({ name: "x" }), { keepTtl: true });
+  // @ts-expect-error refresh is a number of ms
+  await users.fetch("user:10", () => ({ name: "x" }), { refresh: "30s" });
+  // @ts-expect-error signal is an AbortSignal
+  await users.fetch("user:11", () => ({ name: "x" }), { signal: {} });
+  // @ts-expect-error an hfetch loader gets (key, field, context)
+  await users.hfetch("team:1", "lead", (_key, ctx) => loadUser("1", ctx.signal));
+  // @ts-expect-error hfetch needs a field
+  await users.hfetch("team:1", () => ({ name: "x" }));
+  // @ts-expect-error onLoadError's key is a string
+  new TtlCache({ onLoadError: (_e: unknown, key: number) => void key });
+  // @ts-expect-error grace is a number of ms
+  new TtlCache({ grace: true });
+  void [u, sync, maybe, hu, n, s, fo, wrong, notMaybe];
+}
+void loading;
+const ls: TtlCacheStats = users.stats();
+const loadCounters: number[] = [ls.loads, ls.loadErrors, ls.coalesced, ls.refreshes, ls.staleServed];
+void loadCounters;

@@ -1,0 +1,642 @@
+// Loading (API.md § Loading): fetch/hfetch with request coalescing,
+// invalidation by writes, refresh-ahead, grace (stale-if-error),
+// onLoadError, caller signals, the loading counters and bad arguments.
+// Every cache here runs on the manual clock; loaders are deferreds the
+// test settles itself, so no test depends on timing.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { TtlCache } from "lapse";
+
+const unhandled = [];
+process.on("unhandledRejection", (e) => unhandled.push(e));
+
+/** A loader whose calls the test settles by hand. */
+function controlled() {
+  const calls = [];
+  const loader = (...args) =>
+    new Promise((resolve, reject) => {
+      calls.push({ args, signal: args[args.length - 1].signal, resolve, reject });
+    });
+  return { calls, loader };
+}
+
+/** Lets every queued promise reaction run. */
+const settle = () => new Promise((r) => setImmediate(r));
+
+function recorder() {
+  const log = [];
+  return { log, dispose: (value, key, reason, field) => log.push([value, key, reason, field]) };
+}
+
+test("1,000 concurrent fetches of a cold key make one loader call", async () => {
+  const c = new TtlCache({ now: 0 });
+  const { calls, loader } = controlled();
+  const ps = [];
+  for (let i = 0; i < 1000; i++) ps.push(c.fetch("k", loader));
+  assert.equal(calls.length, 1);
+  assert.deepEqual(calls[0].args.slice(0, 1), ["k"]);
+  assert.ok(calls[0].signal instanceof AbortSignal);
+  calls[0].resolve({ v: 1 });
+  const got = await Promise.all(ps);
+  assert.ok(got.every((x) => x === got[0]) && got[0].v === 1, "every waiter gets the one result");
+  assert.equal(c.get("k"), got[0], "stored");
+  const s = c.stats();
+  assert.equal(s.loads, 1);
+  assert.equal(s.coalesced, 999);
+  assert.equal(s.misses, 1000);
+});
+
+test("concurrent fetches of many cold keys: one call per key, each stored", async () => {
+  const c = new TtlCache({ now: 0 });
+  const { calls, loader } = controlled();
+  const ps = [];
+  for (let i = 0; i < 300; i++) ps.push(c.fetch(`k${i % 30}`, loader));
+  assert.equal(calls.length, 30);
+  for (const x of calls) x.resolve(x.args[0].toUpperCase());
+  const got = await Promise.all(ps);
+  got.forEach((v, i) => assert.equal(v, `K${i % 30}`));
+  assert.equal(c.size, 30);
+});
+
+test("a live hit counts as a get: value, hit, idle window restarted, no loader call", async () => {
+  const c = new TtlCache({ now: 0, idle: 100 });
+  c.set("k", "v");
+  c.tick(90);
+  let called = 0;
+  assert.equal(await c.fetch("k", () => ++called), "v");
+  assert.equal(called, 0);
+  assert.equal(c.stats().hits, 1);
+  c.tick(180);
+  assert.equal(c.peek("k"), "v", "the fetch at 90 restarted the idle window");
+});
+
+test("the result is stored with opts ttl/idle/expireAt, else the defaults", async () => {
+  const c = new TtlCache({ now: 0, ttl: 1000, idle: 500 });
+  await c.fetch("d", () => 1);
+  assert.equal(c.ttl("d"), 500);
+  await c.fetch("t", () => 2, { ttl: 50 });
+  assert.equal(c.ttl("t"), 50);
+  await c.fetch("i", async () => 3, { idle: 20, ttl: Infinity });
+  assert.equal(c.ttl("i"), 20);
+  await c.fetch("a", () => 4, { expireAt: 70 });
+  assert.equal(c.ttl("a"), 70);
+  await c.fetch("date", () => 5, { expireAt: new Date(30) });
+  assert.equal(c.ttl("date"), 30);
+});
+
+test("undefined stores nothing; a failed load stores nothing and rejects every waiter", async () => {
+  const c = new TtlCache({ now: 0 });
+  assert.equal(await c.fetch("u", () => undefined), undefined);
+  assert.equal(c.has("u"), false);
+  const { calls, loader } = controlled();
+  const a = c.fetch("k", loader);
+  const b = c.fetch("k", loader);
+  const err = new Error("origin down");
+  calls[0].reject(err);
+  await assert.rejects(a, (e) => e === err);
+  await assert.rejects(b, (e) => e === err);
+  assert.equal(c.has("k"), false);
+  assert.equal(c.stats().loadErrors, 1);
+  // A synchronous throw is a failed load too, and the next fetch loads again.
+  await assert.rejects(
+    c.fetch("k", () => {
+      throw err;
+    }),
+    (e) => e === err,
+  );
+  assert.equal(await c.fetch("k", () => 7), 7);
+  assert.equal(c.stats().loads, 4);
+});
+
+for (const [what, win] of [
+  ["set", (c) => c.set("k", "mine")],
+  ["delete", (c) => c.delete("k")],
+  ["expire", (c) => (c.set("k", "mine"), c.expire("k", 50))],
+  ["expireAt", (c) => (c.set("k", "mine"), c.expireAt("k", 50))],
+  ["clear", (c) => c.clear()],
+]) {
+  test(`a ${what} while the load runs wins: result not stored, waiters get it, signal aborted`, async () => {
+    const c = new TtlCache({ now: 0 });
+    const { calls, loader } = controlled();
+    const p = c.fetch("k", loader);
+    win(c);
+    assert.equal(calls[0].signal.aborted, true);
+    const after = c.peek("k");
+    calls[0].resolve("loaded");
+    assert.equal(await p, "loaded");
+    assert.equal(c.peek("k"), after, "the load did not overwrite what won");
+    // The next fetch does not join the superseded load.
+    if (after === undefined) {
+      const q = c.fetch("k", loader);
+      assert.equal(calls.length, 2);
+      calls[1].resolve("again");
+      assert.equal(await q, "again");
+    }
+  });
+}
+
+test("an eviction of the entry a refresh is replacing wins over the refresh", async () => {
+  const { log, dispose } = recorder();
+  const c = new TtlCache({ now: 0, maxEntries: 1, refresh: 10, dispose });
+  c.set("k", "old");
+  c.tick(20);
+  const { calls, loader } = controlled();
+  assert.equal(await c.fetch("k", loader), "old");
+  assert.equal(calls.length, 1, "a background refresh");
+  c.set("x", 1); // the only room: k goes
+  assert.deepEqual(log, [["old", "k", "evicted", undefined]]);
+  assert.equal(calls[0].signal.aborted, true);
+  calls[0].resolve("new");
+  await settle();
+  assert.equal(c.has("k"), false, "an evicted key is not brought back by its refresh");
+  assert.equal(c.get("x"), 1);
+});
+
+test("a delete landing between the loader's resolution and the store wins", async () => {
+  const c = new TtlCache({ now: 0 });
+  const { calls, loader } = controlled();
+  const p = c.fetch("k", loader);
+  calls[0].resolve("loaded"); // the store runs in a later microtask
+  c.delete("k");
+  assert.equal(await p, "loaded");
+  assert.equal(c.has("k"), false);
+  // The other order: the store lands, then the delete removes it.
+  const q = c.fetch("k", loader);
+  calls[1].resolve("second");
+  assert.equal(await q, "second");
+  assert.equal(c.get("k"), "second");
+  c.delete("k");
+  assert.equal(c.has("k"), false);
+});
+
+test("a set inside the loader wins; a fetch inside the loader joins the load", async () => {
+  const c = new TtlCache({ now: 0 });
+  let inner;
+  let calls = 0;
+  const v = await c.fetch("k", (key) => {
+    calls++;
+    inner = c.fetch(key, () => "never called");
+    c.set("k", "from-loader");
+    return "loaded";
+  });
+  assert.equal(calls, 1);
+  assert.equal(v, "loaded");
+  assert.equal(await inner, "loaded");
+  assert.equal(c.get("k"), "from-loader");
+  assert.equal(c.stats().coalesced, 1);
+});
+
+test("a loader may use other caches and this one freely", async () => {
+  const c = new TtlCache({ now: 0 });
+  const d = new TtlCache({ now: 0 });
+  const v = await c.fetch("a", async (k) => {
+    for (let i = 0; i < 200; i++) c.set(`x${i}`, i); // grows both caches' memory
+    d.set(k, 1);
+    return (await d.fetch("b", () => "B")) + (await c.fetch("b", () => "b"));
+  });
+  assert.equal(v, "Bb");
+  assert.equal(c.get("a"), "Bb");
+  assert.equal(c.get("x199"), 199);
+  assert.equal(d.get("b"), "B");
+});
+
+test("refresh: an old live entry resolves at once; one shared background load replaces it", async () => {
+  const c = new TtlCache({ now: 0, ttl: 1000, refresh: 100 });
+  c.set("k", "v1");
+  const { calls, loader } = controlled();
+  c.tick(100);
+  assert.equal(await c.fetch("k", loader), "v1");
+  assert.equal(calls.length, 0, "written exactly refresh ms ago: not more than");
+  c.tick(150);
+  assert.equal(await c.fetch("k", loader), "v1");
+  assert.equal(await c.fetch("k", loader), "v1");
+  assert.equal(calls.length, 1, "one background load for both");
+  assert.deepEqual(calls[0].args.slice(0, 1), ["k"]);
+  calls[0].resolve("v2");
+  await settle();
+  assert.equal(c.get("k"), "v2");
+  assert.equal(c.ttl("k"), 1000, "stored fresh, with the defaults");
+  assert.equal(c.stats().refreshes, 1);
+  // Written again at 150: no refresh before 250.
+  c.tick(250);
+  await c.fetch("k", loader);
+  assert.equal(calls.length, 1);
+  c.tick(251);
+  await c.fetch("k", loader);
+  assert.equal(calls.length, 2);
+});
+
+test("refresh: a failed background load leaves the entry and reaches onLoadError", async () => {
+  const heard = [];
+  const c = new TtlCache({ now: 0, refresh: 10, onLoadError: (e, k, f) => heard.push([e.message, k, f]) });
+  c.set("k", "v1");
+  c.tick(50);
+  const { calls, loader } = controlled();
+  assert.equal(await c.fetch("k", loader), "v1");
+  calls[0].reject(new Error("down"));
+  await settle();
+  assert.equal(c.get("k"), "v1");
+  assert.deepEqual(heard, [["down", "k", undefined]]);
+  assert.equal(c.stats().loadErrors, 1);
+});
+
+test("refresh per call: entries written before it was first used age from then", async () => {
+  const c = new TtlCache({ now: 0 });
+  c.set("k", 1);
+  c.tick(1000);
+  let n = 0;
+  await c.fetch("k", () => ++n, { refresh: 10 });
+  assert.equal(n, 0, "write time unknown: no refresh yet");
+  c.tick(1011);
+  await c.fetch("k", () => ++n, { refresh: 10 });
+  assert.equal(n, 1);
+  c.set("j", 1); // stamped from now on, by set's own paths too
+  c.tick(1015);
+  await c.fetch("j", () => ++n, { refresh: 10 });
+  assert.equal(n, 1);
+});
+
+test("refresh: a set after the load restarts the age (inline overwrite path)", async () => {
+  const c = new TtlCache({ now: 0, refresh: 100 });
+  await c.fetch("k", () => "loaded");
+  c.tick(90);
+  c.set("k", "set"); // option-less overwrite: the inline path
+  c.tick(150);
+  let n = 0;
+  assert.equal(await c.fetch("k", () => ++n), "set");
+  assert.equal(n, 0, "60 ms since the set");
+});
+
+test("grace: a stale value is invisible to reads and size, and served when the loader fails", async () => {
+  const { log, dispose } = recorder();
+  const c = new TtlCache({ now: 0, ttl: 100, grace: 50, dispose });
+  c.set("k", "v1");
+  c.tick(100);
+  assert.equal(c.get("k"), undefined);
+  assert.equal(c.peek("k"), undefined);
+  assert.equal(c.has("k"), false);
+  assert.equal(c.ttl("k"), undefined);
+  assert.deepEqual([...c.keys()], []);
+  assert.equal(c.size, 0);
+  assert.equal(c.stats().size, 0);
+  assert.deepEqual(log, [], "not disposed while in grace");
+  const err = new Error("down");
+  assert.equal(await c.fetch("k", () => Promise.reject(err)), "v1");
+  assert.equal(c.stats().staleServed, 1);
+  assert.equal(c.has("k"), false, "serving stale stores nothing");
+  c.tick(149);
+  assert.equal(await c.fetch("k", () => Promise.reject(err)), "v1");
+  c.tick(150);
+  assert.deepEqual(log, [["v1", "k", "expired", undefined]], "disposed when the grace ends");
+  assert.equal(c.stats().entries, 0, "the sweep removed it");
+  await assert.rejects(c.fetch("k", () => Promise.reject(err)), (e) => e === err);
+});
+
+test("grace: a new value replaces the stale one, which is disposed as expired", async () => {
+  const { log, dispose } = recorder();
+  const c = new TtlCache({ now: 0, ttl: 100, grace: 1000, dispose });
+  c.set("a", "old-a");
+  c.set("b", "old-b");
+  c.tick(100);
+  assert.equal(await c.fetch("a", () => "new-a"), "new-a");
+  c.set("b", "new-b");
+  assert.deepEqual(log, [
+    ["old-a", "a", "expired", undefined],
+    ["old-b", "b", "expired", undefined],
+  ]);
+  assert.equal(c.size, 2);
+  c.tick(5000);
+  assert.equal(log.length, 4);
+});
+
+test("grace without a sweep: a read that finds the entry expired keeps it for fetch", async () => {
+  const c = new TtlCache({ now: 0, ttl: 10, grace: 100, sweepBudget: 0 });
+  c.set("k", "v");
+  c.tick(20);
+  assert.equal(c.get("k"), undefined, "lazy expiry moves it into grace");
+  assert.equal(c.size, 0);
+  assert.equal(await c.fetch("k", () => Promise.reject(new Error("x"))), "v");
+  assert.equal(c.delete("k"), false, "delete removes a stale value, but it was not live");
+  await assert.rejects(c.fetch("k", () => Promise.reject(new Error("x"))));
+});
+
+test("grace per call, and a constructor default of none", async () => {
+  const c = new TtlCache({ now: 0, ttl: 100 });
+  await c.fetch("g", () => "G", { grace: 500 });
+  await c.fetch("n", () => "N");
+  c.tick(300);
+  assert.equal(c.size, 0);
+  const fail = () => Promise.reject(new Error("down"));
+  assert.equal(await c.fetch("g", fail), "G");
+  await assert.rejects(c.fetch("n", fail));
+  c.tick(600);
+  await assert.rejects(c.fetch("g", fail), "grace ended at 100 + 500");
+  assert.equal(c.stats().entries, 0);
+});
+
+test("grace: clear and eviction dispose a stale value as expired", async () => {
+  const { log, dispose } = recorder();
+  const c = new TtlCache({ now: 0, ttl: 10, grace: 1000, maxEntries: 2, dispose });
+  c.set("a", 1);
+  c.tick(20);
+  c.set("b", 2);
+  c.set("c", 3);
+  c.set("d", 4); // over the bound: something goes
+  assert.ok(log.some(([v, k, r]) => k === "a" && v === 1 && r === "expired"), JSON.stringify(log));
+  assert.ok(c.stats().entries <= 2);
+  const c2 = new TtlCache({ now: 0, ttl: 10, grace: 1000, dispose });
+  c2.set("x", 1);
+  c2.tick(20);
+  c2.clear();
+  assert.deepEqual(log.at(-1), [1, "x", "expired", undefined]);
+  assert.equal(c2.size, 0);
+});
+
+test("grace: snapshots hold live entries only; restore takes grace and refresh as options", async () => {
+  const c = new TtlCache({ now: 0, ttl: 100, grace: 1000 });
+  c.set("stale", 1);
+  c.tick(50);
+  c.set("live", 2);
+  c.tick(120);
+  const r = TtlCache.restore(c.snapshot(), { grace: 1000, refresh: 5 });
+  assert.deepEqual([...r.keys()], ["live"]);
+  r.tick(200);
+  assert.equal(await r.fetch("live", () => Promise.reject(new Error("x"))), 2, "the restored entry has grace");
+});
+
+test("hfetch: per-field loads, loader(key, field, { signal }), stored as a field", async () => {
+  const c = new TtlCache({ now: 0, ttl: 100 });
+  const { calls, loader } = controlled();
+  const a1 = c.hfetch("h", "a", loader, { ttl: 40 });
+  const a2 = c.hfetch("h", "a", loader);
+  const b = c.hfetch("h", "b", loader);
+  assert.equal(calls.length, 2);
+  assert.deepEqual(calls[0].args.slice(0, 2), ["h", "a"]);
+  assert.ok(calls[0].args[2].signal instanceof AbortSignal);
+  calls[0].resolve("A");
+  calls[1].resolve("B");
+  assert.deepEqual(await Promise.all([a1, a2, b]), ["A", "A", "B"]);
+  assert.equal(c.hget("h", "a"), "A");
+  assert.equal(c.httl("h", "a"), 40);
+  assert.equal(c.httl("h", "b"), 100);
+  assert.equal(await c.hfetch("h", "a", loader), "A", "a hit");
+  assert.equal(calls.length, 2);
+  // hset of the field and delete of the key win over running field loads.
+  const p = c.hfetch("h", "c", loader);
+  const q = c.hfetch("h2", "c", loader);
+  c.hset("h", "c", "mine");
+  c.delete("h2");
+  assert.equal(calls[2].signal.aborted, true);
+  assert.equal(calls[3].signal.aborted, true);
+  calls[2].resolve("loaded");
+  calls[3].resolve("loaded");
+  assert.equal(await p, "loaded");
+  await q;
+  assert.equal(c.hget("h", "c"), "mine");
+  assert.equal(c.has("h2"), false);
+});
+
+test("hfetch: grace and refresh for a field", async () => {
+  const c = new TtlCache({ now: 0, ttl: 100, grace: 100, refresh: 10 });
+  c.hset("h", "f", 1);
+  c.hset("h", "keep", 0, { ttl: Infinity });
+  c.tick(20);
+  const { calls, loader } = controlled();
+  assert.equal(await c.hfetch("h", "f", loader), 1);
+  assert.equal(calls.length, 1);
+  calls[0].resolve(2);
+  await settle();
+  assert.equal(c.hget("h", "f"), 2);
+  c.tick(130);
+  assert.equal(c.hhas("h", "f"), false);
+  assert.equal(c.hlen("h"), 1);
+  assert.equal(await c.hfetch("h", "f", () => Promise.reject(new Error("x"))), 2);
+  c.tick(221);
+  await assert.rejects(c.hfetch("h", "f", () => Promise.reject(new Error("x"))));
+});
+
+test("a caller's signal stops its wait; the load is aborted only when no waiter is left", async () => {
+  const c = new TtlCache({ now: 0 });
+  const { calls, loader } = controlled();
+  const ac1 = new AbortController();
+  const ac2 = new AbortController();
+  const p1 = c.fetch("k", loader, { signal: ac1.signal });
+  const p2 = c.fetch("k", loader, { signal: ac2.signal });
+  const p3 = c.fetch("k", loader);
+  ac1.abort(new Error("mine"));
+  await assert.rejects(p1, /mine/);
+  assert.equal(calls[0].signal.aborted, false, "two waiters left");
+  calls[0].resolve("v");
+  assert.deepEqual(await Promise.all([p2, p3]), ["v", "v"]);
+  assert.equal(c.get("k"), "v");
+  // Every waiter gone: the load is aborted and stores nothing.
+  const ac3 = new AbortController();
+  const q = c.fetch("j", loader, { signal: ac3.signal });
+  const reason = new Error("leave");
+  ac3.abort(reason);
+  await assert.rejects(q, (e) => e === reason);
+  assert.equal(calls[1].signal.aborted, true);
+  calls[1].resolve("late");
+  await settle();
+  assert.equal(c.has("j"), false);
+  // An already-aborted signal rejects at once, with no load.
+  const ac4 = new AbortController();
+  ac4.abort(reason);
+  await assert.rejects(c.fetch("z", loader, { signal: ac4.signal }), (e) => e === reason);
+  assert.equal(calls.length, 2);
+});
+
+test("errors with no caller go to onLoadError; none becomes an unhandled rejection", async () => {
+  const heard = [];
+  const c = new TtlCache({ now: 0, ttl: 10, grace: 100, onLoadError: (e) => heard.push(e.message) });
+  const quiet = new TtlCache({ now: 0, refresh: 0 });
+  quiet.set("k", 1);
+  quiet.tick(5);
+  await quiet.fetch("k", () => Promise.reject(new Error("nobody listens"))); // background: no listener
+  c.set("k", 1);
+  c.tick(20);
+  assert.equal(await c.fetch("k", () => Promise.reject(new Error("stale served"))), 1);
+  const ac = new AbortController();
+  const p = c.fetch("j", () => Promise.reject(new Error("late")), { signal: ac.signal });
+  ac.abort();
+  await assert.rejects(p);
+  const t = new TtlCache({ now: 0, refresh: 0, onLoadError: () => {
+    throw new Error("listener throws");
+  } });
+  t.set("k", 1);
+  t.tick(1);
+  await t.fetch("k", () => Promise.reject(new Error("x")));
+  await settle();
+  await settle();
+  assert.deepEqual(heard, ["stale served"], "the aborted load's error is not reported");
+  assert.deepEqual(unhandled, []);
+});
+
+test("bad arguments reject with TypeError/RangeError and change nothing", async () => {
+  const c = new TtlCache({ now: 0 });
+  c.set("plain", 1);
+  c.hset("hash", "f", 1);
+  const before = JSON.stringify(c.stats());
+  let called = 0;
+  const loader = () => ++called;
+  const cases = [
+    [() => c.fetch("k", "not a function"), TypeError, /loader/],
+    [() => c.fetch("k", undefined), TypeError, /loader/],
+    [() => c.fetch(1, loader), TypeError, /key/],
+    [() => c.fetch("k", loader, { refresh: -1 }), RangeError, /refresh/],
+    [() => c.fetch("k", loader, { refresh: NaN }), RangeError, /refresh/],
+    [() => c.fetch("k", loader, { refresh: "5" }), TypeError, /refresh/],
+    [() => c.fetch("k", loader, { grace: -1 }), RangeError, /grace/],
+    [() => c.fetch("k", loader, { ttl: 0 }), RangeError, /ttl/],
+    [() => c.fetch("k", loader, { idle: NaN }), RangeError, /idle/],
+    [() => c.fetch("k", loader, { ttl: 5, expireAt: 9 }), TypeError, /expireAt/],
+    [() => c.fetch("k", loader, { expireAt: Infinity }), RangeError, /expireAt/],
+    [() => c.fetch("k", loader, { keepTtl: true }), TypeError, /keepTtl/],
+    [() => c.fetch("k", loader, { tll: 5 }), TypeError, /tll/],
+    [() => c.fetch("k", loader, { signal: {} }), TypeError, /signal/],
+    [() => c.fetch("k", loader, null), TypeError, /opts/],
+    [() => c.fetch("hash", loader), TypeError, /WRONGTYPE/],
+    [() => c.hfetch("plain", "f", loader), TypeError, /WRONGTYPE/],
+    [() => c.hfetch("hash", 5, loader), TypeError, /field/],
+    [() => c.hfetch("hash", "f", 5), TypeError, /loader/],
+  ];
+  for (const [call, type, msg] of cases) {
+    let p;
+    assert.doesNotThrow(() => {
+      p = call();
+    }, "rejects, never throws");
+    assert.ok(p instanceof Promise);
+    await assert.rejects(p, (e) => e instanceof type && msg.test(e.message), String(call));
+  }
+  assert.equal(called, 0);
+  assert.equal(JSON.stringify(c.stats()), before);
+  assert.equal(c.get("plain"), 1);
+  assert.throws(() => new TtlCache({ refresh: -5 }), RangeError);
+  assert.throws(() => new TtlCache({ grace: "1" }), TypeError);
+  assert.throws(() => new TtlCache({ onLoadError: 1 }), TypeError);
+  assert.throws(() => TtlCache.restore(c.snapshot(), { grace: -1 }), RangeError);
+});
+
+test("stats: loads, loadErrors, coalesced, refreshes and staleServed start at 0", () => {
+  const s = new TtlCache({ now: 0 }).stats();
+  for (const k of ["loads", "loadErrors", "coalesced", "refreshes", "staleServed"]) assert.equal(s[k], 0, k);
+});
+
+test("a fetch's own grace may grow wasm memory: every cache's reads stay right", async () => {
+  const other = new TtlCache({ now: 0 });
+  other.set("k", "v");
+  const big = new TtlCache({ now: 0 });
+  for (let i = 0; i < 300_000; i++) big.set(`k${i}`, i);
+  const before = other.stats().wasmBytes;
+  await big.fetch("x", () => 1, { grace: 10 }); // the first per-entry grace: new columns
+  assert.equal(other.get("k"), "v");
+  assert.equal(big.get("k299999"), 299999);
+  assert.ok(other.stats().wasmBytes > before, "this test needs the memory to grow"); // (stats() refreshes the views)
+  const g = new TtlCache({ now: 0, grace: 5, maxEntries: 400_000 }); // the constructor's too
+  assert.equal(other.get("k"), "v");
+  g.set("a", 1);
+  assert.equal(g.get("a"), 1);
+});
+
+test("a loader's abort listener may call back into the cache: it runs once the winning write is complete", async () => {
+  const { log, dispose } = recorder();
+  const c = new TtlCache({ now: 0, refresh: 10, dispose });
+  c.set("k", "old");
+  c.hset("h", "f", "old-f");
+  c.tick(20);
+  const seen = [];
+  const loader = (key, ...rest) => {
+    const { signal } = rest[rest.length - 1];
+    signal.addEventListener("abort", () => {
+      seen.push([key, c.has(key), c.size]);
+      c.set("side", key); // a write from inside the listener
+      if (key === "k") c.set("k", "from-listener");
+    });
+    return new Promise(() => {}); // hangs
+  };
+  assert.equal(await c.fetch("k", loader), "old"); // a background refresh starts
+  assert.equal(await c.hfetch("h", "f", loader, { refresh: 10 }), "old-f");
+  c.delete("k");
+  assert.deepEqual(seen, [["k", false, 1]], "the delete was complete when the listener ran");
+  assert.equal(c.get("k"), "from-listener");
+  assert.deepEqual(log, [["old", "k", "deleted", undefined]]);
+  c.hdel("h", "f");
+  assert.deepEqual(seen[1], ["h", false, 2]);
+  assert.equal(c.get("side"), "h");
+  assert.equal(c.size, 2);
+});
+
+test("a loader that aborts its own caller's signal: that caller stops waiting at once", async () => {
+  const c = new TtlCache({ now: 0 });
+  const ac = new AbortController();
+  let signal;
+  const p = c.fetch(
+    "k",
+    (key, ctx) => {
+      signal = ctx.signal;
+      ac.abort(new Error("aborted inside"));
+      return new Promise(() => {});
+    },
+    { signal: ac.signal },
+  );
+  await assert.rejects(p, /aborted inside/);
+  assert.equal(signal.aborted, true, "no waiter left: the load is aborted");
+  let n = 0;
+  assert.equal(await c.fetch("k", () => ++n), 1, "and the next fetch loads again");
+});
+
+test("grace: a hash whose fields are all in grace is out of size and reads; a write replaces it", async () => {
+  const { log, dispose } = recorder();
+  const c = new TtlCache({ now: 0, ttl: 10, grace: 100, dispose });
+  c.hset("h", "a", 1);
+  c.hset("h", "b", 2, { ttl: 20 });
+  c.set("p", 0, { ttl: Infinity });
+  c.tick(15);
+  assert.equal(c.size, 2, "b is live: the key counts");
+  c.tick(25);
+  assert.equal(c.size, 1);
+  assert.equal(c.stats().size, 1);
+  assert.equal(c.has("h"), false);
+  assert.equal(c.hlen("h"), 0);
+  assert.equal(c.get("p"), 0);
+  assert.deepEqual([...c.keys()], ["p"]);
+  assert.equal(c.get("h"), undefined, "a dead hash reads as missing, not WRONGTYPE");
+  assert.equal(await c.hfetch("h", "b", () => Promise.reject(new Error("x"))), 2);
+  assert.deepEqual(log, []);
+  c.set("h", "plain now", { ttl: Infinity }); // replaces the dead hash, fields and all
+  assert.deepEqual(log.map(([v, k, r, f]) => [v, k, r, f]).sort(), [
+    [1, "h", "expired", "a"],
+    [2, "h", "expired", "b"],
+  ]);
+  assert.equal(c.size, 2);
+  c.tick(1000);
+  assert.equal(c.size, 2);
+  assert.equal(c.stats().entries, 2);
+});
+
+test("a followed clock (clock: () => t): refresh and grace follow it with no tick()", async () => {
+  let t = 1_000;
+  const c = new TtlCache({ clock: () => t, ttl: 100, grace: 50, refresh: 30 });
+  assert.equal(await c.fetch("k", () => "v1"), "v1");
+  t = 1_040; // 40 ms old: past refresh
+  let calls = 0;
+  assert.equal(await c.fetch("k", () => (calls++, "v2")), "v1");
+  assert.equal(calls, 1);
+  await settle();
+  assert.equal(c.get("k"), "v2");
+  t = 1_145; // v2 (written at 1_040) expired at 1_140; its grace lasts to 1_190
+  await settle();
+  assert.equal(c.get("k"), undefined);
+  assert.equal(c.size, 0);
+  assert.equal(await c.fetch("k", () => Promise.reject(new Error("down"))), "v2");
+  t = 1_190;
+  await settle();
+  await assert.rejects(c.fetch("k", () => Promise.reject(new Error("down"))), /down/);
+});
+
+// Last in the file: nothing above left an unhandled rejection behind.
+test("no load error in this file became an unhandled rejection", async () => {
+  await settle();
+  await settle();
+  assert.deepEqual(unhandled, []);
+});
