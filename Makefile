@@ -26,7 +26,7 @@ VERSION := $(shell sed -n 's/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head 
 BIN := node_modules/.bin
 NPM_STAMP := node_modules/.package-lock.json
 
-RAW_WASM := target/wasm32-unknown-unknown/release/lapse.wasm
+RAW_WASM := target/wasm32-unknown-unknown/release/lapse_cache.wasm
 GLUE := build/glue/lapse.js
 OPT_WASM := build/opt/lapse_bg.wasm
 PKG := pkg/package.json
@@ -51,7 +51,7 @@ JS_TEST_TIMEOUT_MS ?= 180000
 
 .PHONY: all setup tools build pack consumer demo test test-rust test-wasm test-wasm-node \
         test-wasm-chrome test-wasm-firefox test-wasm-webkit test-types test-js test-runtimes \
-        test-toolchains bench fuzz clean distclean help size-report
+        test-toolchains bench bench-rust fuzz clean distclean help size-report
 
 all: build
 
@@ -210,6 +210,13 @@ bench: setup build
 	node --expose-gc bench/clock.mjs
 	node bench/redis.mjs $(if $(findstring --quick,$(BENCH_ARGS)),--quick,)
 	node bench/durable.mjs $(if $(findstring --quick,$(BENCH_ARGS)),--quick,)
+
+# The native crate against moka, mini-moka, quick_cache and lru (issue 19):
+# its own package in bench/native (never built by `make test`), medians of
+# interleaved repetitions and bytes per entry. BENCH_RUST_ARGS, e.g.
+# `--n 100000,1000000 --reps 7 --keys u64 --only get,zipf`.
+bench-rust:
+	cd bench/native && cargo run --release -- $(BENCH_RUST_ARGS)
 
 # cargo-fuzz needs nightly flags; RUSTC_BOOTSTRAP=1 lets this stable toolchain
 # take them. Targets: snapshot_decode (the decoder on arbitrary bytes; what it

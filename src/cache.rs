@@ -1,13 +1,19 @@
 //! The native Rust cache: a key index and values over the slot engine.
 
-use std::collections::{HashMap, HashSet, VecDeque};
-use std::hash::Hash;
+use std::borrow::Borrow;
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasher, Hash};
+
+use hashbrown::{DefaultHashBuilder, HashSet, HashTable};
 
 use crate::clock::{Follow, TimeSource};
 use crate::engine::{Cond, Counters, Engine, Kind, Options, Reason, Times, Write, LOG_GHOST};
 use crate::error::{Error, Result};
 use crate::list::NIL;
 use crate::snapshot::{Body, ClockMode, Clocks as SnapClocks, Entry as SnapEntry, Field as SnapField, Snapshot, Value};
+
+/// Expired entries [`TtlCache::purge`] removes between two replays of the log.
+const PURGE_BATCH: u64 = 4096;
 
 /// Expired entries each write reclaims (as the JS binding's writes do).
 const RECLAIM: u64 = 2;
@@ -17,6 +23,14 @@ enum Item<K, V> {
     Plain { key: K, value: V },
     Hash { key: K, fields: HashMap<String, u32> },
     Field { name: String, value: V },
+}
+
+/// The key an item holds (a plain entry's or a hash's).
+fn key_in<K, V>(items: &[Item<K, V>], s: u32) -> Option<&K> {
+    match items.get(s as usize)? {
+        Item::Plain { key, .. } | Item::Hash { key, .. } => Some(key),
+        _ => None,
+    }
 }
 
 /// An entry or field that left the cache, as handed to the removal callback.
@@ -55,7 +69,17 @@ pub struct Stats {
     pub counters: Counters,
 }
 
-type Callback<K, V> = Box<dyn FnMut(Removed<K, V>)>;
+type Callback<K, V> = Box<dyn FnMut(Removed<K, V>) + Send>;
+
+/// The removal callback, `Sync` whatever it captures: it is only ever called
+/// through `&mut TtlCache`, and no `&self` method reaches it, so sharing a
+/// `&TtlCache` across threads never shares the closure (as `std::sync::Exclusive`).
+struct OnRemove<K, V>(Callback<K, V>);
+
+// SAFETY: no method takes `&OnRemove` and the field is private; the closure is
+// reached only through `&mut`, which is exclusive, so `&OnRemove` on two threads
+// can do nothing with it.
+unsafe impl<K, V> Sync for OnRemove<K, V> {}
 
 /// A cache whose entries expire at the earlier of an absolute deadline
 /// (`ttl`) and a sliding idle window (`idle`), with hashes whose fields expire
@@ -73,28 +97,31 @@ type Callback<K, V> = Box<dyn FnMut(Removed<K, V>)>;
 /// stays bounded too.
 ///
 /// ```
-/// use lapse::{Options, TtlCache, Write};
+/// use lapse_cache::{Options, TtlCache, SetOptions};
 /// let day = 86_400_000.0;
 /// let opts = Options { ttl: Some(90.0 * day), idle: Some(30.0 * day), ..Default::default() };
 /// let mut c = TtlCache::with_options(opts, 0.0).unwrap();
-/// c.set("session", "alice", Write::default()).unwrap();
+/// c.set("session", "alice", SetOptions::default()).unwrap();
 /// c.tick(29.0 * day).unwrap();
-/// assert_eq!(c.get(&"session").unwrap(), Some(&"alice")); // read: idle restarts
+/// assert_eq!(c.get("session"), Some(&"alice")); // read: idle restarts
 /// c.tick(58.0 * day).unwrap();
 /// assert!(c.contains(&"session"));
 /// c.tick(90.0 * day).unwrap(); // busy, but the absolute deadline wins
 /// assert!(!c.contains(&"session"));
 /// ```
-pub struct TtlCache<K, V> {
+pub struct TtlCache<K, V, S = DefaultHashBuilder> {
     engine: Engine,
-    index: HashMap<K, u32>,
+    /// Key index: slots, found by the key each slot's item holds (keys are
+    /// stored once, in `items`), hashed once per operation with `hasher`.
+    index: HashTable<u32>,
+    hasher: S,
     items: Vec<Item<K, V>>,
-    ghost: HashSet<K>,
-    ghost_order: VecDeque<K>,
+    ghost: HashSet<u64>,
+    ghost_order: VecDeque<u64>,
     bounded: bool,
     hits: u64,
     misses: u64,
-    on_remove: Option<Callback<K, V>>,
+    on_remove: Option<OnRemove<K, V>>,
     /// The followed time source, if not manual.
     follow: Option<Follow>,
 }
@@ -107,7 +134,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// get an error instead.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::<String, u8>::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::<String, u8>::new(0.0);
     /// assert!(c.is_empty());
     /// ```
     pub fn new(now: f64) -> Self {
@@ -117,14 +144,47 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// A cache with `opts`, starting at `now`.
     ///
     /// ```
-    /// let o = lapse::Options { max_entries: Some(0), ..Default::default() };
-    /// assert!(lapse::TtlCache::<u8, u8>::with_options(o, 0.0).is_err());
+    /// let o = lapse_cache::Options { max_entries: Some(0), ..Default::default() };
+    /// assert!(lapse_cache::TtlCache::<u8, u8>::with_options(o, 0.0).is_err());
     /// ```
     pub fn with_options(opts: Options, now: f64) -> Result<Self> {
+        Self::with_hasher(opts, now, DefaultHashBuilder::default())
+    }
+
+    /// A cache with `opts` that follows `source`, starting at its reading.
+    ///
+    /// ```
+    /// use lapse_cache::{Options, SystemClock, TtlCache, Write};
+    /// let mut c = TtlCache::with_clock(Options { ttl: Some(60_000.0), ..Default::default() }, SystemClock).unwrap();
+    /// c.set("k", 1, Write::default()).unwrap();
+    /// assert!((c.ttl(&"k").unwrap() - 60_000.0).abs() < 1_000.0);
+    /// ```
+    pub fn with_clock(opts: Options, source: impl TimeSource + 'static) -> Result<Self> {
+        let now = crate::clock::finite_time("now", source.now_ms())?;
+        let mut c = Self::with_options(opts, now)?;
+        c.follow = Some(Follow::new(Box::new(source), now));
+        Ok(c)
+    }
+}
+
+impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
+    /// A cache with `opts`, starting at `now`, whose key index hashes with
+    /// `hasher` (the default is foldhash's, seeded per process; pass
+    /// `std::hash::RandomState` for SipHash if keys come from an attacker who
+    /// can observe timings).
+    ///
+    /// ```
+    /// use std::hash::RandomState;
+    /// let mut c = lapse_cache::TtlCache::with_hasher(Default::default(), 0.0, RandomState::new()).unwrap();
+    /// c.set("a", 1, Default::default()).unwrap();
+    /// assert_eq!(c.get("a"), Some(&1));
+    /// ```
+    pub fn with_hasher(opts: Options, now: f64, hasher: S) -> Result<Self> {
         let bounded = opts.max_entries.is_some() || opts.max_bytes.is_some();
         Ok(TtlCache {
-            engine: Engine::new(&opts, now)?,
-            index: HashMap::new(),
+            engine: Engine::new(&opts, now).map_err(native)?,
+            index: HashTable::new(),
+            hasher,
             items: Vec::new(),
             ghost: HashSet::new(),
             ghost_order: VecDeque::new(),
@@ -136,26 +196,11 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
         })
     }
 
-    /// A cache with `opts` that follows `source`, starting at its reading.
-    ///
-    /// ```
-    /// use lapse::{Options, SystemClock, TtlCache, Write};
-    /// let mut c = TtlCache::with_clock(Options { ttl: Some(60_000.0), ..Default::default() }, SystemClock).unwrap();
-    /// c.set("k", 1, Write::default()).unwrap();
-    /// assert!((c.ttl(&"k").unwrap() - 60_000.0).abs() < 1_000.0);
-    /// ```
-    pub fn with_clock(opts: Options, source: impl TimeSource + 'static) -> Result<Self> {
-        let now = crate::clock::finite_time("now", source.now_ms())?;
-        let mut c = Self::with_options(opts, now)?;
-        c.follow = Some(Follow::new(Box::new(source), now));
-        Ok(c)
-    }
-
     /// Follows `source` from now on (a restored cache, for example), never
     /// running back behind the current clock.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::<u8, u8>::new(5000.0);
+    /// let mut c = lapse_cache::TtlCache::<u8, u8>::new(5000.0);
     /// c.follow(|| 1000.0); // behind: the clock stays at 5000
     /// assert_eq!(c.now(), 5000.0);
     /// c.follow(|| 7000.0);
@@ -169,7 +214,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Whether the clock follows a [`TimeSource`] (else it is manual).
     ///
     /// ```
-    /// assert!(!lapse::TtlCache::<u8, u8>::new(0.0).follows_clock());
+    /// assert!(!lapse_cache::TtlCache::<u8, u8>::new(0.0).follows_clock());
     /// ```
     pub fn follows_clock(&self) -> bool {
         self.follow.is_some()
@@ -179,23 +224,23 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// is complete.
     ///
     /// ```
-    /// use std::{cell::RefCell, rc::Rc};
-    /// let gone = Rc::new(RefCell::new(vec![]));
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// use std::sync::{Arc, Mutex};
+    /// let gone = Arc::new(Mutex::new(vec![]));
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// let g = gone.clone();
-    /// c.on_remove(move |r| g.borrow_mut().push((r.key, r.reason)));
-    /// c.set("a", 1, lapse::Write { ttl: Some(10.0), ..Default::default() }).unwrap();
+    /// c.on_remove(move |r| g.lock().unwrap().push((r.key, r.reason)));
+    /// c.set("a", 1, lapse_cache::SetOptions { ttl: Some(10.0), ..Default::default() }).unwrap();
     /// c.tick(10.0).unwrap();
-    /// assert_eq!(*gone.borrow(), vec![("a", lapse::Reason::Expired)]);
+    /// assert_eq!(*gone.lock().unwrap(), vec![("a", lapse_cache::Reason::Expired)]);
     /// ```
-    pub fn on_remove(&mut self, f: impl FnMut(Removed<K, V>) + 'static) {
-        self.on_remove = Some(Box::new(f));
+    pub fn on_remove(&mut self, f: impl FnMut(Removed<K, V>) + Send + 'static) {
+        self.on_remove = Some(OnRemove(Box::new(f)));
     }
 
     /// The cache-wide options.
     ///
     /// ```
-    /// let c = lapse::TtlCache::<u8, u8>::new(0.0);
+    /// let c = lapse_cache::TtlCache::<u8, u8>::new(0.0);
     /// assert_eq!(c.options().sweep_budget, Some(1000));
     /// ```
     pub fn options(&self) -> Options {
@@ -214,42 +259,57 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
 
     /// Replays the engine's removal log, then runs the callback.
     fn drain(&mut self) {
-        let out = self.replay();
+        let (out, _) = self.replay::<K>(None);
         self.notify(out);
     }
 
     fn notify(&mut self, out: Vec<Removed<K, V>>) {
-        if let Some(f) = self.on_remove.as_mut() {
+        if let Some(OnRemove(f)) = self.on_remove.as_mut() {
             out.into_iter().for_each(f);
         }
     }
 
     /// Applies the engine's removal log to the index and values, returning
-    /// what left for the callback, which runs only once the caller is done.
-    fn replay(&mut self) -> Vec<Removed<K, V>> {
+    /// what left for the callback (which runs only once the caller is done;
+    /// with no callback nothing is collected), and apart from it the plain
+    /// value of `own` if it left other than by eviction (the value `set` or
+    /// `remove` hands back to its caller).
+    fn replay<Q>(&mut self, own: Option<&Q>) -> (Vec<Removed<K, V>>, Option<V>)
+    where
+        K: Borrow<Q>,
+        Q: Eq + ?Sized,
+    {
         let log = std::mem::take(&mut self.engine.log);
+        let keep = self.on_remove.is_some();
         let mut out = Vec::new();
+        let mut mine = None;
         for rec in log.chunks_exact(3) {
             let (s, flags, parent) = (rec[0], rec[1], rec[2]);
             let reason = Reason::from_u8((flags & 15) as u8);
             match std::mem::replace(self.item(s), Item::Free) {
                 Item::Plain { key, value } => {
-                    self.index.remove(&key);
+                    let h = self.unindex(&key, s);
                     if flags & LOG_GHOST != 0 {
-                        self.remember(key.clone());
+                        self.remember(h);
                     }
-                    out.push(Removed { key, field: None, value, reason });
+                    if reason != Reason::Evicted && own.is_some_and(|o| key.borrow() == o) {
+                        mine = Some(value);
+                    } else if keep {
+                        out.push(Removed { key, field: None, value, reason });
+                    }
                 }
                 Item::Hash { key, .. } => {
-                    self.index.remove(&key);
+                    let h = self.unindex(&key, s);
                     if flags & LOG_GHOST != 0 {
-                        self.remember(key);
+                        self.remember(h);
                     }
                 }
                 Item::Field { name, value } => {
                     if let Item::Hash { key, fields } = self.item(parent) {
                         fields.remove(&name);
-                        out.push(Removed { key: key.clone(), field: Some(name), value, reason });
+                        if keep {
+                            out.push(Removed { key: key.clone(), field: Some(name), value, reason });
+                        }
                     }
                 }
                 Item::Free => {}
@@ -258,13 +318,16 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
         let mut log = log;
         log.clear();
         self.engine.log = log;
-        out
+        (out, mine)
     }
 
-    fn remember(&mut self, key: K) {
+    /// Records an evicted key for S3-FIFO's ghost queue by its hash only: a
+    /// collision merely admits a new key to the main queue, and the ghost
+    /// list then costs 8 bytes (twice) per key instead of two key copies.
+    fn remember(&mut self, h: u64) {
         let cap = self.engine.options().max_entries.unwrap_or(self.index.len().max(64) as u64) as usize;
-        if self.ghost.insert(key.clone()) {
-            self.ghost_order.push_back(key);
+        if self.ghost.insert(h) {
+            self.ghost_order.push_back(h);
         }
         while self.ghost_order.len() > cap {
             if let Some(k) = self.ghost_order.pop_front() {
@@ -273,11 +336,59 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
         }
     }
 
-    fn slot(&self, key: &K) -> Option<u32> {
-        self.index.get(key).copied()
+    /// Whether a new key with hash `h` was evicted lately (S3-FIFO's ghost).
+    fn ghosted(&self, h: u64) -> bool {
+        self.bounded && !self.ghost.is_empty() && self.ghost.contains(&h)
     }
 
-    fn live_slot(&self, key: &K) -> Option<u32> {
+    fn slot<Q>(&self, key: &Q) -> Option<u32>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.slot_h(self.hasher.hash_one(key), key)
+    }
+
+    /// The slot of `key`, whose hash is `h`.
+    fn slot_h<Q>(&self, h: u64, key: &Q) -> Option<u32>
+    where
+        K: Borrow<Q>,
+        Q: Eq + ?Sized,
+    {
+        let items = &self.items;
+        self.index.find(h, |&s| key_in(items, s).is_some_and(|k| k.borrow() == key)).copied()
+    }
+
+    /// Indexes slot `s`, whose item already holds its key, under hash `h`;
+    /// an entry the key still has (a dead slot the engine reused without
+    /// logging it) is pointed at `s` instead of duplicated.
+    fn index_slot(&mut self, h: u64, s: u32) {
+        let (items, hasher) = (&self.items, &self.hasher);
+        let Some(key) = key_in(items, s) else { return };
+        match self.index.find_entry(h, |&x| key_in(items, x).is_some_and(|k| k == key)) {
+            Ok(mut e) => *e.get_mut() = s,
+            Err(_) => {
+                self.index.insert_unique(h, s, |&x| key_in(items, x).map_or(0, |k| hasher.hash_one(k)));
+            }
+        }
+    }
+
+    /// Drops slot `s` (whose item was `key`, now taken out) from the index;
+    /// returns the key's hash. Matching on the slot number needs no key
+    /// comparison.
+    fn unindex(&mut self, key: &K, s: u32) -> u64 {
+        let h = self.hasher.hash_one(key);
+        if let Ok(e) = self.index.find_entry(h, |&x| x == s) {
+            e.remove();
+        }
+        h
+    }
+
+    fn live_slot<Q>(&self, key: &Q) -> Option<u32>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.slot(key).filter(|&s| self.live(s))
     }
 
@@ -321,7 +432,11 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
         self.engine.kind(s) == Kind::Hash
     }
 
-    fn hash_slot(&self, key: &K) -> Result<Option<u32>> {
+    fn hash_slot<Q>(&self, key: &Q) -> Result<Option<u32>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         match self.live_slot(key) {
             Some(s) if !self.is_hash(s) => Err(Error::WrongType { held: "plain value", wanted: "hash" }),
             other => Ok(other),
@@ -337,7 +452,11 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
 
     /// The live slot of `key` for a read; otherwise counts a miss and
     /// removes a dead slot on the spot (lazy expiry).
-    fn live_or_miss(&mut self, key: &K) -> Option<u32> {
+    fn live_or_miss<Q>(&mut self, key: &Q) -> Option<u32>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         let s = self.slot(key);
         if let Some(s) = s.filter(|&s| self.live(s)) {
             if self.is_hash(s) {
@@ -368,7 +487,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// The clock, in ms (a fresh reading of a followed source).
     ///
     /// ```
-    /// assert_eq!(lapse::TtlCache::<u8, u8>::new(42.0).now(), 42.0);
+    /// assert_eq!(lapse_cache::TtlCache::<u8, u8>::new(42.0).now(), 42.0);
     /// ```
     pub fn now(&self) -> f64 {
         self.refresh();
@@ -381,9 +500,9 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// never late.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// assert_eq!(c.next_expiry(), f64::INFINITY);
-    /// c.set("k", (), lapse::Write { ttl: Some(5000.0), ..Default::default() }).unwrap();
+    /// c.set("k", (), lapse_cache::Write { ttl: Some(5000.0), ..Default::default() }).unwrap();
     /// assert!(c.next_expiry() <= 5000.0);
     /// ```
     pub fn next_expiry(&self) -> f64 {
@@ -397,8 +516,8 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// use std::sync::{atomic::{AtomicU64, Ordering}, Arc};
     /// let t = Arc::new(AtomicU64::new(0));
     /// let src = t.clone();
-    /// let mut c = lapse::TtlCache::with_clock(Default::default(), move || src.load(Ordering::Relaxed) as f64).unwrap();
-    /// c.set(1, (), lapse::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// let mut c = lapse_cache::TtlCache::with_clock(Default::default(), move || src.load(Ordering::Relaxed) as f64).unwrap();
+    /// c.set(1, (), lapse_cache::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
     /// t.store(9, Ordering::Relaxed);
     /// assert_eq!(c.tick_now(), 1);
     /// ```
@@ -412,14 +531,14 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// `sweep_budget` expired entries; returns how many it removed.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
-    /// c.set(1, (), lapse::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set(1, (), lapse_cache::SetOptions { ttl: Some(5.0), ..Default::default() }).unwrap();
     /// assert_eq!(c.tick(5.0).unwrap(), 1);
     /// assert!(c.tick(f64::NAN).is_err());
     /// ```
     pub fn tick(&mut self, now: f64) -> Result<u64> {
         self.sync();
-        let n = self.engine.tick(now)?;
+        let n = self.engine.tick(now).map_err(native)?;
         self.drain();
         Ok(n)
     }
@@ -427,21 +546,37 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Removes every expired entry now; returns how many.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::with_options(lapse::Options { sweep_budget: Some(0), ..Default::default() }, 0.0).unwrap();
-    /// c.set(1, (), lapse::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// let mut c = lapse_cache::TtlCache::with_options(lapse_cache::Options { sweep_budget: Some(0), ..Default::default() }, 0.0).unwrap();
+    /// c.set(1, (), lapse_cache::SetOptions { ttl: Some(5.0), ..Default::default() }).unwrap();
     /// assert_eq!(c.tick(9.0).unwrap(), 0);
     /// assert_eq!(c.purge(), 1);
     /// ```
     pub fn purge(&mut self) -> u64 {
         self.sync();
-        let n = self.engine.purge();
+        // In batches, each replayed before the next: the removal log (and
+        // the callback's list) never holds more than one batch, instead of
+        // 12+ bytes per expired entry of the whole cache at once.
+        let mut n = 0;
+        // A batch can spend its work on wheel cascades and remove nothing
+        // while more is due: only a run of empty batches ends the loop.
+        let mut empty = 0;
+        while empty < 8 {
+            let k = self.engine.purge_some(PURGE_BATCH);
+            self.drain();
+            n += k;
+            empty = if k == 0 { empty + 1 } else { 0 };
+        }
+        // The exact purge finishes whatever is left (nothing, or little).
+        n += self.engine.purge();
         self.drain();
         n
     }
 
     // ---- plain entries ------------------------------------------------------
 
-    /// Writes `value` at `key`, with per-write clocks in `w`.
+    /// Writes `value` at `key`, with per-write clocks in `w`; returns the live
+    /// value it replaced. A value handed back here is yours: the removal
+    /// callback does not see it.
     ///
     /// A relative clock (`ttl`, `idle`, and the defaults) sets the deadline
     /// `now + ms` rounded to an `f64`. If that equals `now` (a `ttl` below the
@@ -451,94 +586,232 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// a silent "no limit". `expire`/`hexpire` follow the same rule.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
-    /// c.set("k", 1, lapse::Write { ttl: Some(100.0), idle: Some(10.0), ..Default::default() }).unwrap();
-    /// assert_eq!(c.ttl(&"k"), Some(10.0));
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// let w = lapse_cache::SetOptions { ttl: Some(100.0), idle: Some(10.0), ..Default::default() };
+    /// assert_eq!(c.set("k", 1, w).unwrap(), None);
+    /// assert_eq!(c.ttl("k"), Some(10.0));
+    /// assert_eq!(c.set("k", 2, Default::default()).unwrap(), Some(1));
     ///
-    /// let mut late = lapse::TtlCache::new(1.7e12); // Date.now()-like: resolution 2^-12 ms
-    /// late.set("k", 1, lapse::Write::default()).unwrap();
-    /// late.set("k", 2, lapse::Write { ttl: Some(0.0001), ..Default::default() }).unwrap();
-    /// assert!(!late.contains(&"k")); // now + 0.0001 == now: deleted
+    /// let mut late = lapse_cache::TtlCache::new(1.7e12); // Date.now()-like: resolution 2^-12 ms
+    /// late.set("k", 1, lapse_cache::SetOptions::default()).unwrap();
+    /// late.set("k", 2, lapse_cache::SetOptions { ttl: Some(0.0001), ..Default::default() }).unwrap();
+    /// assert!(!late.contains("k")); // now + 0.0001 == now: deleted
     ///
-    /// let mut far = lapse::TtlCache::new(1.7e308);
-    /// assert!(far.set("k", 1, lapse::Write { ttl: Some(1e308), ..Default::default() }).is_err());
+    /// let mut far = lapse_cache::TtlCache::new(1.7e308);
+    /// assert!(far.set("k", 1, lapse_cache::SetOptions { ttl: Some(1e308), ..Default::default() }).is_err());
     /// ```
-    pub fn set(&mut self, key: K, value: V, w: Write) -> Result<()> {
+    pub fn set(&mut self, key: K, value: V, w: Write) -> Result<Option<V>> {
         self.set_sized(key, value, w, 0)
+    }
+
+    /// [`set`](Self::set) with the cache's default clocks, as `lru`'s `put`
+    /// or `HashMap::insert`: returns the live value it replaced.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// assert_eq!(c.insert("k".to_string(), 1).unwrap(), None);
+    /// assert_eq!(c.insert("k".to_string(), 2).unwrap(), Some(1));
+    /// ```
+    pub fn insert(&mut self, key: K, value: V) -> Result<Option<V>> {
+        self.set_sized(key, value, Write::default(), 0)
     }
 
     /// [`set`](Self::set) with a size that counts against `max_bytes`.
     ///
     /// ```
-    /// let o = lapse::Options { max_bytes: Some(10), ..Default::default() };
-    /// let mut c = lapse::TtlCache::with_options(o, 0.0).unwrap();
+    /// let o = lapse_cache::Options { max_bytes: Some(10), ..Default::default() };
+    /// let mut c = lapse_cache::TtlCache::with_options(o, 0.0).unwrap();
     /// c.set_sized("a", (), Default::default(), 6).unwrap();
     /// c.set_sized("b", (), Default::default(), 6).unwrap(); // evicts "a"
-    /// assert!(!c.contains(&"a"));
+    /// assert!(!c.contains("a"));
     /// assert!(c.set_sized("c", (), Default::default(), 11).is_err());
     /// ```
-    pub fn set_sized(&mut self, key: K, value: V, w: Write, size: u32) -> Result<()> {
+    pub fn set_sized(&mut self, key: K, value: V, w: Write, size: u32) -> Result<Option<V>> {
         self.sync();
-        let s = self.slot(&key);
+        let h = self.hasher.hash_one(&key);
+        let s = self.slot_h(h, &key);
         if s.is_some_and(|s| self.live(s) && self.is_hash(s)) {
             return Err(Error::WrongType { held: "hash", wanted: "plain value" });
         }
-        let to_main = s.is_none() && self.bounded && self.ghost.contains(&key);
-        let r = self.engine.write(s, &w, size, to_main)?;
+        let live = s.is_some_and(|s| self.live(s));
+        let ghost = s.is_none() && self.ghosted(h);
+        let r = self.engine.write(s, &w, size, ghost).map_err(native)?;
         self.reclaim();
-        if to_main {
-            self.ghost.remove(&key);
+        if ghost {
+            self.ghost.remove(&h);
         }
         // Replay first: the slot handed out may be one this write just freed.
-        let mut out = self.replay();
+        // A write that ends its key at once (a deadline at now) removes the
+        // old value through the log instead of overwriting it in place.
+        let (mut out, mut old) = self.replay(live.then_some(&key));
         if let Some(r) = r {
             match self.item(r) {
-                Item::Plain { value: old, .. } => {
-                    let value = std::mem::replace(old, value);
-                    out.push(Removed { key: key.clone(), field: None, value, reason: Reason::Replaced });
+                Item::Plain { value: prev, .. } => {
+                    let prev = std::mem::replace(prev, value);
+                    if live {
+                        old = Some(prev);
+                    } else if self.on_remove.is_some() {
+                        // An expired value the write reused expired; it was
+                        // not replaced, and the callback hears it so.
+                        out.push(Removed { key, field: None, value: prev, reason: Reason::Expired });
+                    }
                 }
                 slot => {
-                    *slot = Item::Plain { key: key.clone(), value };
-                    self.index.insert(key.clone(), r);
+                    *slot = Item::Plain { key, value };
+                    self.index_slot(h, r);
                 }
             }
         }
         self.notify(out);
-        Ok(())
+        Ok(old)
     }
 
-    /// The live value at `key`, restarting its idle window.
+    /// The live value at `key`, restarting its idle window; `None` if
+    /// missing, expired, or a hash (see [`try_get`](Self::try_get) to tell a
+    /// hash apart). Any borrowed form of the key works.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
-    /// c.set("k", 1, lapse::Write { idle: Some(10.0), ..Default::default() }).unwrap();
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("k".to_string(), 1, lapse_cache::SetOptions { idle: Some(10.0), ..Default::default() }).unwrap();
     /// c.tick(9.0).unwrap();
-    /// assert_eq!(c.get(&"k").unwrap(), Some(&1));
+    /// assert_eq!(c.get("k"), Some(&1));
     /// c.tick(18.0).unwrap();
-    /// assert_eq!(c.get(&"k").unwrap(), Some(&1)); // 9 ms idle since the last read
+    /// assert_eq!(c.get("k"), Some(&1)); // 9 ms idle since the last read
     /// ```
-    pub fn get(&mut self, key: &K) -> Result<Option<&V>> {
+    pub fn get<Q>(&mut self, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.sync();
-        let Some(s) = self.live_or_miss(key) else { return Ok(None) };
-        if self.is_hash(s) {
-            return Err(Error::WrongType { held: "hash", wanted: "plain value" });
+        let s = self.live_or_miss(key)?;
+        // A hash reads as absent here; the match is the one the value
+        // needs anyway, so plain reads pay nothing for it.
+        if !matches!(self.items[s as usize], Item::Plain { .. }) {
+            self.misses += 1;
+            return None;
         }
         self.engine.read(s);
         self.hits += 1;
         match &self.items[s as usize] {
-            Item::Plain { value, .. } => Ok(Some(value)),
-            _ => Ok(None),
+            Item::Plain { value, .. } => Some(value),
+            _ => None,
         }
     }
 
-    /// The live value at `key` without touching it.
+    /// [`get`](Self::get) that reports a hash at `key` as
+    /// [`Error::WrongType`] (Redis's `WRONGTYPE`) instead of `None`.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
-    /// c.set("k", 1, Default::default()).unwrap();
-    /// assert_eq!(c.peek(&"k").unwrap(), Some(&1));
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.hset("h", "f", 1, Default::default()).unwrap();
+    /// assert_eq!(c.get("h"), None);
+    /// assert!(matches!(c.try_get("h"), Err(lapse_cache::Error::WrongType { .. })));
+    /// assert_eq!(c.try_get("nope").unwrap(), None);
     /// ```
-    pub fn peek(&self, key: &K) -> Result<Option<&V>> {
+    pub fn try_get<Q>(&mut self, key: &Q) -> Result<Option<&V>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.sync();
+        if self.live_slot(key).is_some_and(|s| self.is_hash(s)) {
+            return Err(Error::WrongType { held: "hash", wanted: "plain value" });
+        }
+        Ok(self.get(key))
+    }
+
+    /// The live value at `key`, or `value()` written there with the cache's
+    /// default clocks (a missing or expired key; a hash is an error).
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// assert_eq!(*c.get_or_insert_with("k".to_string(), || 1).unwrap(), 1);
+    /// assert_eq!(*c.get_or_insert_with("k".to_string(), || 2).unwrap(), 1);
+    /// ```
+    pub fn get_or_insert_with(&mut self, key: K, value: impl FnOnce() -> V) -> Result<&V> {
+        self.sync();
+        match self.live_slot(&key) {
+            Some(s) if self.is_hash(s) => return Err(Error::WrongType { held: "hash", wanted: "plain value" }),
+            Some(s) => {
+                self.engine.read(s);
+                self.hits += 1;
+            }
+            None => {
+                self.misses += 1;
+                self.set_sized(key.clone(), value(), Write::default(), 0)?;
+            }
+        }
+        // A write into a cache bounded at one byte can evict its own entry.
+        let s = self.live_slot(&key).ok_or(Error::Range { arg: "value", msg: "evicted by its own write".into() })?;
+        match &self.items[s as usize] {
+            Item::Plain { value, .. } => Ok(value),
+            _ => Err(Error::WrongType { held: "hash", wanted: "plain value" }),
+        }
+    }
+
+    /// Removes `key` and returns its live value (`None` if missing or
+    /// expired; a hash is removed whole and returns `None`). The removal
+    /// callback does not see a value handed back here.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("k".to_string(), 1, Default::default()).unwrap();
+    /// assert_eq!(c.remove("k"), Some(1));
+    /// assert_eq!(c.remove("k"), None);
+    /// ```
+    pub fn remove<Q>(&mut self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.sync();
+        let s = self.slot(key)?;
+        let live = self.live(s);
+        if !live || self.is_hash(s) {
+            self.engine.remove(s, if live { Reason::Deleted } else { Reason::Expired });
+            self.drain();
+            return None;
+        }
+        self.engine.remove(s, Reason::Deleted);
+        let (out, v) = self.replay(Some(key));
+        self.notify(out);
+        v
+    }
+
+    /// The live value at `key` without touching it; `None` for a hash too
+    /// (see [`try_peek`](Self::try_peek)).
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("k", 1, Default::default()).unwrap();
+    /// assert_eq!(c.peek("k"), Some(&1));
+    /// ```
+    pub fn peek<Q>(&self, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.refresh();
+        match &self.items[self.live_slot(key)? as usize] {
+            Item::Plain { value, .. } => Some(value),
+            _ => None,
+        }
+    }
+
+    /// [`peek`](Self::peek) that reports a hash at `key` as
+    /// [`Error::WrongType`].
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::<&str, u8>::new(0.0);
+    /// c.hset("h", "f", 1, Default::default()).unwrap();
+    /// assert!(c.try_peek("h").is_err());
+    /// ```
+    pub fn try_peek<Q>(&self, key: &Q) -> Result<Option<&V>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.refresh();
         match self.live_slot(key) {
             None => Ok(None),
@@ -552,13 +825,17 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Whether `key` holds a live entry or hash. No touch.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
-    /// c.set("k", 1, lapse::Write { ttl: Some(1.0), ..Default::default() }).unwrap();
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("k", 1, lapse_cache::SetOptions { ttl: Some(1.0), ..Default::default() }).unwrap();
     /// assert!(c.contains(&"k"));
     /// c.tick(1.0).unwrap();
     /// assert!(!c.contains(&"k"));
     /// ```
-    pub fn contains(&self, key: &K) -> bool {
+    pub fn contains<Q>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.refresh();
         self.live_slot(key).is_some()
     }
@@ -566,10 +843,14 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Restarts `key`'s idle window; `false` if missing.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::<&str, u8>::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::<&str, u8>::new(0.0);
     /// assert!(!c.touch(&"k"));
     /// ```
-    pub fn touch(&mut self, key: &K) -> bool {
+    pub fn touch<Q>(&mut self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.sync();
         match self.live_slot(key) {
             Some(s) => {
@@ -584,15 +865,19 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// holds. Returns whether anything changed.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.set("k", 1, Default::default()).unwrap();
     /// assert!(c.expire(&"k", 0.0, None).unwrap());
     /// assert!(!c.contains(&"k"));
     /// ```
-    pub fn expire(&mut self, key: &K, ms: f64, cond: Option<Cond>) -> Result<bool> {
+    pub fn expire<Q>(&mut self, key: &Q, ms: f64, cond: Option<Cond>) -> Result<bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.sync();
         let s = self.live_slot(key);
-        let r = self.engine.set_expiry(s, ms, true, cond)?;
+        let r = self.engine.set_expiry(s, ms, true, cond).map_err(native)?;
         self.drain();
         Ok(r)
     }
@@ -601,16 +886,20 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// holds.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.set("k", 1, Default::default()).unwrap();
-    /// assert!(c.expire_at(&"k", 50.0, Some(lapse::Cond::Nx)).unwrap());
-    /// assert!(!c.expire_at(&"k", 90.0, Some(lapse::Cond::Lt)).unwrap());
+    /// assert!(c.expire_at(&"k", 50.0, Some(lapse_cache::Cond::Nx)).unwrap());
+    /// assert!(!c.expire_at(&"k", 90.0, Some(lapse_cache::Cond::Lt)).unwrap());
     /// assert_eq!(c.ttl(&"k"), Some(50.0));
     /// ```
-    pub fn expire_at(&mut self, key: &K, t: f64, cond: Option<Cond>) -> Result<bool> {
+    pub fn expire_at<Q>(&mut self, key: &Q, t: f64, cond: Option<Cond>) -> Result<bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.sync();
         let s = self.live_slot(key);
-        let r = self.engine.set_expiry(s, t, false, cond)?;
+        let r = self.engine.set_expiry(s, t, false, cond).map_err(native)?;
         self.drain();
         Ok(r)
     }
@@ -618,12 +907,16 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Drops both clocks; `true` if the key had one.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
-    /// c.set("k", 1, lapse::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("k", 1, lapse_cache::SetOptions { ttl: Some(5.0), ..Default::default() }).unwrap();
     /// assert!(c.persist(&"k"));
     /// assert_eq!(c.ttl(&"k"), Some(f64::INFINITY));
     /// ```
-    pub fn persist(&mut self, key: &K) -> bool {
+    pub fn persist<Q>(&mut self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.sync();
         self.live_slot(key).is_some_and(|s| self.engine.persist(s))
     }
@@ -632,10 +925,14 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// missing.
     ///
     /// ```
-    /// let c = lapse::TtlCache::<u8, u8>::new(0.0);
+    /// let c = lapse_cache::TtlCache::<u8, u8>::new(0.0);
     /// assert_eq!(c.ttl(&1), None);
     /// ```
-    pub fn ttl(&self, key: &K) -> Option<f64> {
+    pub fn ttl<Q>(&self, key: &Q) -> Option<f64>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.refresh();
         self.live_slot(key).map(|s| self.remaining(s))
     }
@@ -643,12 +940,16 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Removes `key` (a plain entry or a whole hash); `true` if it was live.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.set("k", 1, Default::default()).unwrap();
     /// assert!(c.delete(&"k"));
     /// assert!(!c.delete(&"k"));
     /// ```
-    pub fn delete(&mut self, key: &K) -> bool {
+    pub fn delete<Q>(&mut self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.sync();
         let Some(s) = self.slot(key) else {
             return false;
@@ -662,7 +963,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Removes everything.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.set("k", 1, Default::default()).unwrap();
     /// c.clear();
     /// assert!(c.is_empty());
@@ -678,7 +979,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// feature; O(capacity).
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.hset("h", "f", 1, Default::default()).unwrap();
     /// c.check_invariants().unwrap();
     /// ```
@@ -690,11 +991,16 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
             return Err(format!("index holds {} keys, engine {}", self.index.len(), self.engine.keys()));
         }
         let mut fields = 0u64;
-        for (key, &s) in &self.index {
+        for &s in &self.index {
+            // The index holds slots; each must be found again by the key its
+            // item holds (right hash, no duplicate entry before it).
+            if key_in(&self.items, s).is_some_and(|k| self.slot(k) != Some(s)) {
+                return Err(format!("slot {s}: its key does not find it in the index"));
+            }
             let i = s as usize;
             match (self.items.get(i), self.engine.kind(s)) {
-                (Some(Item::Plain { key: k, .. }), Kind::Plain) if k == key => {}
-                (Some(Item::Hash { key: k, fields: fs }), Kind::Hash) if k == key => {
+                (Some(Item::Plain { .. }), Kind::Plain) => {}
+                (Some(Item::Hash { fields: fs, .. }), Kind::Hash) => {
                     if fs.len() as u32 != self.engine.field_count(s) {
                         return Err(format!(
                             "hash slot {s}: {} named fields, engine {}",
@@ -723,7 +1029,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Keys held, counting expired ones no sweep has reached yet.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.set(1, 1, Default::default()).unwrap();
     /// assert_eq!(c.len(), 1);
     /// ```
@@ -734,7 +1040,7 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Whether no keys are held.
     ///
     /// ```
-    /// assert!(lapse::TtlCache::<u8, u8>::new(0.0).is_empty());
+    /// assert!(lapse_cache::TtlCache::<u8, u8>::new(0.0).is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.index.is_empty()
@@ -743,14 +1049,14 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Live plain entries, in no particular order. No touch.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.set("a", 1, Default::default()).unwrap();
     /// assert_eq!(c.iter().collect::<Vec<_>>(), vec![(&"a", &1)]);
     /// ```
     pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> + '_ {
         self.refresh();
-        self.index.iter().filter_map(move |(k, &s)| match &self.items[s as usize] {
-            Item::Plain { value, .. } if self.live(s) => Some((k, value)),
+        self.index.iter().filter_map(move |&s| match &self.items[s as usize] {
+            Item::Plain { key, value } if self.live(s) => Some((key, value)),
             _ => None,
         })
     }
@@ -758,20 +1064,20 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Live keys (plain and hash), in no particular order.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::<&str, u8>::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::<&str, u8>::new(0.0);
     /// c.hset("h", "f", 1, Default::default()).unwrap();
     /// assert_eq!(c.keys().collect::<Vec<_>>(), vec![&"h"]);
     /// ```
     pub fn keys(&self) -> impl Iterator<Item = &K> + '_ {
         self.refresh();
-        self.index.iter().filter(move |(_, &s)| self.live(s)).map(|(k, _)| k)
+        self.index.iter().filter(move |&&s| self.live(s)).filter_map(move |&s| key_in(&self.items, s))
     }
 
     /// Counters and gauges.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::<u8, u8>::new(0.0);
-    /// c.get(&1).unwrap();
+    /// let mut c = lapse_cache::TtlCache::<u8, u8>::new(0.0);
+    /// assert_eq!(c.get(&1), None);
     /// assert_eq!(c.stats().misses, 1);
     /// ```
     pub fn stats(&self) -> Stats {
@@ -793,8 +1099,8 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Writes a hash field with its own clocks; `true` if the field is new.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
-    /// assert!(c.hset("user", "token", 7, lapse::Write { ttl: Some(10.0), ..Default::default() }).unwrap());
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// assert!(c.hset("user", "token", 7, lapse_cache::SetOptions { ttl: Some(10.0), ..Default::default() }).unwrap());
     /// assert!(!c.hset("user", "token", 8, Default::default()).unwrap());
     /// assert!(c.set("user", 1, Default::default()).is_err()); // WRONGTYPE
     /// ```
@@ -805,24 +1111,25 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// [`hset`](Self::hset) with a size that counts against `max_bytes`.
     ///
     /// ```
-    /// let o = lapse::Options { max_bytes: Some(10), ..Default::default() };
-    /// let mut c = lapse::TtlCache::with_options(o, 0.0).unwrap();
+    /// let o = lapse_cache::Options { max_bytes: Some(10), ..Default::default() };
+    /// let mut c = lapse_cache::TtlCache::with_options(o, 0.0).unwrap();
     /// c.hset_sized("h", "a", (), Default::default(), 6).unwrap();
     /// assert!(c.hset_sized("h", "b", (), Default::default(), 6).is_err()); // the hash alone would not fit
     /// ```
     pub fn hset_sized(&mut self, key: K, field: &str, value: V, w: Write, size: u32) -> Result<bool> {
         self.sync();
-        let h = self.slot(&key);
+        let hk = self.hasher.hash_one(&key);
+        let h = self.slot_h(hk, &key);
         let live_h = self.hash_slot(&key)?;
         let f = live_h.and_then(|h| match &self.items[h as usize] {
             Item::Hash { fields, .. } => fields.get(field).copied(),
             _ => None,
         });
-        let to_main = h.is_none() && self.bounded && self.ghost.contains(&key);
-        let r = self.engine.hwrite(h, f, &w, size, to_main)?;
+        let ghost = h.is_none() && self.ghosted(hk);
+        let r = self.engine.hwrite(h, f, &w, size, ghost).map_err(native)?;
         self.reclaim();
-        if to_main {
-            self.ghost.remove(&key);
+        if ghost {
+            self.ghost.remove(&hk);
         }
         let Some(r) = r else {
             self.drain();
@@ -830,10 +1137,10 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
         };
         let hs = self.engine.parent(r);
         // Replay first: the slots handed out may be ones this write just freed.
-        let mut out = self.replay();
+        let (mut out, _) = self.replay::<K>(None);
         if !matches!(self.item(hs), Item::Hash { .. }) {
             *self.item(hs) = Item::Hash { key: key.clone(), fields: HashMap::new() };
-            self.index.insert(key.clone(), hs);
+            self.index_slot(hk, hs);
         }
         let is_new = match self.item(r) {
             Item::Field { value: old, .. } => {
@@ -856,12 +1163,16 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// A live field's value, restarting the field's and the key's idle windows.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.hset("h", "f", 1, Default::default()).unwrap();
     /// assert_eq!(c.hget(&"h", "f").unwrap(), Some(&1));
     /// assert_eq!(c.hget(&"h", "g").unwrap(), None);
     /// ```
-    pub fn hget(&mut self, key: &K, field: &str) -> Result<Option<&V>> {
+    pub fn hget<Q>(&mut self, key: &Q, field: &str) -> Result<Option<&V>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.sync();
         let Some(s) = self.live_or_miss(key) else { return Ok(None) };
         let Item::Hash { fields, .. } = &self.items[s as usize] else {
@@ -887,10 +1198,14 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Whether the field is live. No touch.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::<&str, u8>::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::<&str, u8>::new(0.0);
     /// assert!(!c.hhas(&"h", "f").unwrap());
     /// ```
-    pub fn hhas(&self, key: &K, field: &str) -> Result<bool> {
+    pub fn hhas<Q>(&self, key: &Q, field: &str) -> Result<bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.refresh();
         Ok(self.field_slot(self.hash_slot(key)?, field).is_some())
     }
@@ -898,12 +1213,16 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Removes a field; the last one takes its key.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.hset("h", "f", 1, Default::default()).unwrap();
     /// assert!(c.hdel(&"h", "f").unwrap());
     /// assert!(!c.contains(&"h"));
     /// ```
-    pub fn hdel(&mut self, key: &K, field: &str) -> Result<bool> {
+    pub fn hdel<Q>(&mut self, key: &Q, field: &str) -> Result<bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.sync();
         let Some(f) = self.field_slot(self.hash_slot(key)?, field) else {
             return Ok(false);
@@ -916,24 +1235,33 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Number of live fields.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.hset("h", "a", 1, Default::default()).unwrap();
-    /// c.hset("h", "b", 2, lapse::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// c.hset("h", "b", 2, lapse_cache::SetOptions { ttl: Some(5.0), ..Default::default() }).unwrap();
     /// c.tick(5.0).unwrap();
     /// assert_eq!(c.hlen(&"h").unwrap(), 1);
     /// ```
-    pub fn hlen(&self, key: &K) -> Result<usize> {
+    pub fn hlen<Q>(&self, key: &Q) -> Result<usize>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.refresh();
         Ok(self.hgetall(key)?.len())
     }
 
     /// The live fields and their values, in no particular order. No touch.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.hset("h", "a", 1, Default::default()).unwrap();
     /// assert_eq!(c.hgetall(&"h").unwrap(), vec![("a", &1)]);
     /// ```
-    pub fn hgetall(&self, key: &K) -> Result<Vec<(&str, &V)>> {
+    pub fn hgetall<Q>(&self, key: &Q) -> Result<Vec<(&str, &V)>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.refresh();
         let Some(h) = self.hash_slot(key)? else {
             return Ok(vec![]);
@@ -954,15 +1282,19 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Sets a field's absolute deadline `ms` from now (`<= 0` deletes it).
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.hset("h", "f", 1, Default::default()).unwrap();
     /// assert!(c.hexpire(&"h", "f", 10.0, None).unwrap());
     /// assert_eq!(c.httl(&"h", "f").unwrap(), Some(10.0));
     /// ```
-    pub fn hexpire(&mut self, key: &K, field: &str, ms: f64, cond: Option<Cond>) -> Result<bool> {
+    pub fn hexpire<Q>(&mut self, key: &Q, field: &str, ms: f64, cond: Option<Cond>) -> Result<bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.sync();
         let f = self.field_slot(self.hash_slot(key)?, field);
-        let r = self.engine.set_expiry(f, ms, true, cond)?;
+        let r = self.engine.set_expiry(f, ms, true, cond).map_err(native)?;
         self.drain();
         Ok(r)
     }
@@ -970,15 +1302,19 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Sets a field's absolute deadline at time `t` (a past time deletes it).
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.hset("h", "f", 1, Default::default()).unwrap();
     /// assert!(c.hexpire_at(&"h", "f", 0.0, None).unwrap());
     /// assert!(!c.contains(&"h"));
     /// ```
-    pub fn hexpire_at(&mut self, key: &K, field: &str, t: f64, cond: Option<Cond>) -> Result<bool> {
+    pub fn hexpire_at<Q>(&mut self, key: &Q, field: &str, t: f64, cond: Option<Cond>) -> Result<bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.sync();
         let f = self.field_slot(self.hash_slot(key)?, field);
-        let r = self.engine.set_expiry(f, t, false, cond)?;
+        let r = self.engine.set_expiry(f, t, false, cond).map_err(native)?;
         self.drain();
         Ok(r)
     }
@@ -986,10 +1322,14 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Drops a field's clocks; `true` if it had one.
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::<&str, u8>::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::<&str, u8>::new(0.0);
     /// assert!(!c.hpersist(&"h", "f").unwrap());
     /// ```
-    pub fn hpersist(&mut self, key: &K, field: &str) -> Result<bool> {
+    pub fn hpersist<Q>(&mut self, key: &Q, field: &str) -> Result<bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.sync();
         let f = self.field_slot(self.hash_slot(key)?, field);
         Ok(f.is_some_and(|f| self.engine.persist(f)))
@@ -998,11 +1338,15 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// Ms until the field goes (its own clocks or its key's, whichever first).
     ///
     /// ```
-    /// let mut c = lapse::TtlCache::new(0.0);
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// c.hset("h", "f", 1, Default::default()).unwrap();
     /// assert_eq!(c.httl(&"h", "f").unwrap(), Some(f64::INFINITY));
     /// ```
-    pub fn httl(&self, key: &K, field: &str) -> Result<Option<f64>> {
+    pub fn httl<Q>(&self, key: &Q, field: &str) -> Result<Option<f64>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.refresh();
         let h = self.hash_slot(key)?;
         Ok(self.field_slot(h, field).map(|f| self.remaining(f)))
@@ -1017,17 +1361,17 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// [`snapshot::encode`](crate::snapshot::encode). The cache is not changed.
     ///
     /// ```
-    /// use lapse::snapshot::{self, Value};
-    /// let mut c = lapse::TtlCache::new(0.0);
-    /// c.set("k".to_string(), 7.0, lapse::Write { ttl: Some(50.0), ..Default::default() }).unwrap();
+    /// use lapse_cache::snapshot::{self, Value};
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("k".to_string(), 7.0, lapse_cache::SetOptions { ttl: Some(50.0), ..Default::default() }).unwrap();
     /// let units = |k: &String| k.encode_utf16().collect::<Vec<u16>>();
     /// let snap = c.snapshot_with(units, |_, _, v| Ok(Value::Number(*v))).unwrap();
     /// let bytes = snapshot::encode(&snap).unwrap();
     ///
     /// let back = snapshot::decode(&bytes).unwrap();
     /// let key = |u: &[u16]| Ok(String::from_utf16_lossy(u));
-    /// let val = |v: &Value| match v { Value::Number(x) => Ok(*x), _ => Err(lapse::Error::Corrupt("not a number".into())) };
-    /// let r: lapse::TtlCache<String, f64> = lapse::TtlCache::restore_with(&back, key, val).unwrap();
+    /// let val = |v: &Value| match v { Value::Number(x) => Ok(*x), _ => Err(lapse_cache::Error::Corrupt("not a number".into())) };
+    /// let r: lapse_cache::TtlCache<String, f64> = lapse_cache::TtlCache::restore_with(&back, key, val).unwrap();
     /// assert_eq!(r.ttl(&"k".to_string()), Some(50.0));
     /// ```
     pub fn snapshot_with(
@@ -1087,26 +1431,30 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
         snap: &Snapshot,
         mut key: impl FnMut(&[u16]) -> Result<K>,
         mut value: impl FnMut(&Value) -> Result<V>,
-    ) -> Result<Self> {
+    ) -> Result<Self>
+    where
+        S: Default,
+    {
         snap.validate()?;
         // No preallocation for maxEntries: the cache grows as entries arrive.
         let mut opts = snap.options.clone();
         let max_entries = opts.max_entries.take();
-        let mut c = Self::with_options(opts, snap.now)?;
+        let mut c = Self::with_hasher(opts, snap.now, S::default())?;
         c.engine.set_max_entries(max_entries);
         c.bounded |= max_entries.is_some();
         let times = |t: &SnapClocks| Times { abs: t.abs, last: t.last, idle: t.idle };
         for e in &snap.entries {
             let k = key(&e.key)?;
-            if c.index.contains_key(&k) {
+            if c.slot(&k).is_some() {
                 return Err(Error::ty("key", "two snapshot keys convert to the same key"));
             }
             match &e.body {
                 Body::Plain { weight, value: v } => {
                     let v = value(v)?;
                     let s = c.engine.restore_slot(Kind::Plain, NIL, times(&e.clocks), *weight);
-                    *c.item(s) = Item::Plain { key: k.clone(), value: v };
-                    c.index.insert(k, s);
+                    let hk = c.hasher.hash_one(&k);
+                    *c.item(s) = Item::Plain { key: k, value: v };
+                    c.index_slot(hk, s);
                 }
                 Body::Hash { fields } => {
                     let mut conv = Vec::with_capacity(fields.len());
@@ -1122,8 +1470,9 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
                         names.insert(name.clone(), s);
                         *c.item(s) = Item::Field { name, value: v };
                     }
-                    *c.item(h) = Item::Hash { key: k.clone(), fields: names };
-                    c.index.insert(k, h);
+                    let hk = c.hasher.hash_one(&k);
+                    *c.item(h) = Item::Hash { key: k, fields: names };
+                    c.index_slot(hk, h);
                 }
             }
         }
@@ -1131,7 +1480,35 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     }
 }
 
-impl<K, V> std::fmt::Debug for TtlCache<K, V> {
+/// Errors the engine phrases for the JS binding (its option names), renamed
+/// to this crate's field names.
+fn native(e: Error) -> Error {
+    const NAMES: [(&str, &str); 6] = [
+        ("maxEntries", "max_entries"),
+        ("maxBytes", "max_bytes"),
+        ("keepTtl", "keep_ttl"),
+        ("expireAt", "expire_at"),
+        ("sizeOf", "size"),
+        ("sweepBudget", "sweep_budget"),
+    ];
+    let rename = |arg: &'static str, msg: String| {
+        let arg = NAMES.iter().find(|(js, _)| *js == arg).map_or(arg, |(_, rs)| rs);
+        (arg, NAMES.iter().fold(msg, |m, (js, rs)| m.replace(js, rs)))
+    };
+    match e {
+        Error::Type { arg, msg } => {
+            let (arg, msg) = rename(arg, msg);
+            Error::Type { arg, msg }
+        }
+        Error::Range { arg, msg } => {
+            let (arg, msg) = rename(arg, msg);
+            Error::Range { arg, msg }
+        }
+        e => e,
+    }
+}
+
+impl<K, V, S> std::fmt::Debug for TtlCache<K, V, S> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TtlCache")
             .field("now", &self.engine.now())

@@ -13,7 +13,7 @@ pub const NEVER: f64 = f64::INFINITY;
 /// A monotonic clock that only moves when the host says so.
 ///
 /// ```
-/// use lapse::Clock;
+/// use lapse_cache::Clock;
 /// let mut c = Clock::new(1000.0).unwrap();
 /// c.advance(900.0).unwrap(); // backwards: ignored
 /// assert_eq!(c.now(), 1000.0);
@@ -57,7 +57,7 @@ impl Clock {
 ///
 /// ```
 /// use std::sync::{atomic::{AtomicU64, Ordering}, Arc};
-/// use lapse::{Options, TtlCache, Write};
+/// use lapse_cache::{Options, TtlCache, Write};
 /// let t = Arc::new(AtomicU64::new(0));
 /// let src = t.clone();
 /// let mut c = TtlCache::with_clock(Options::default(), move || src.load(Ordering::Relaxed) as f64).unwrap();
@@ -81,8 +81,8 @@ impl<F: Fn() -> f64 + Send + Sync> TimeSource for F {
 /// steps back if the system clock is set back; the cache ignores that.
 ///
 /// ```
-/// use lapse::TimeSource;
-/// assert!(lapse::SystemClock.now_ms() > 1.6e12);
+/// use lapse_cache::TimeSource;
+/// assert!(lapse_cache::SystemClock.now_ms() > 1.6e12);
 /// ```
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 #[derive(Debug, Clone, Copy, Default)]
@@ -102,7 +102,7 @@ impl TimeSource for SystemClock {
 /// plus `start`. It never steps back, whatever the wall clock does.
 ///
 /// ```
-/// use lapse::{MonotonicClock, TimeSource};
+/// use lapse_cache::{MonotonicClock, TimeSource};
 /// let c = MonotonicClock::new(5000.0);
 /// assert!(c.now_ms() >= 5000.0);
 /// ```
@@ -124,8 +124,8 @@ impl MonotonicClock {
     /// its times are comparable to `Date.now()`, then moves monotonically.
     ///
     /// ```
-    /// use lapse::TimeSource;
-    /// assert!(lapse::MonotonicClock::from_system().now_ms() > 1.6e12);
+    /// use lapse_cache::TimeSource;
+    /// assert!(lapse_cache::MonotonicClock::from_system().now_ms() > 1.6e12);
     /// ```
     pub fn from_system() -> Self {
         Self::new(SystemClock.now_ms())

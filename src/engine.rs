@@ -18,7 +18,7 @@ use alloc::{format, vec::Vec};
 /// Why an entry left the cache, as `dispose` reports it.
 ///
 /// ```
-/// assert_eq!(lapse::Reason::Expired.as_str(), "expired");
+/// assert_eq!(lapse_cache::Reason::Expired.as_str(), "expired");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u8)]
@@ -61,7 +61,7 @@ impl Reason {
 /// A condition on an expiry change, as in Redis `EXPIRE`.
 ///
 /// ```
-/// use lapse::{Cond, TtlCache};
+/// use lapse_cache::{Cond, TtlCache};
 /// let mut c = TtlCache::new(0.0);
 /// c.set("k", 1, Default::default()).unwrap();
 /// assert!(!c.expire(&"k", 1000.0, Some(Cond::Xx)).unwrap()); // no deadline yet
@@ -83,8 +83,8 @@ impl Cond {
     /// Parses `"NX"`, `"XX"`, `"GT"` or `"LT"`.
     ///
     /// ```
-    /// assert_eq!(lapse::Cond::parse("GT").unwrap(), lapse::Cond::Gt);
-    /// assert!(lapse::Cond::parse("gt").is_err());
+    /// assert_eq!(lapse_cache::Cond::parse("GT").unwrap(), lapse_cache::Cond::Gt);
+    /// assert!(lapse_cache::Cond::parse("gt").is_err());
     /// ```
     pub fn parse(s: &str) -> Result<Cond> {
         match s {
@@ -110,7 +110,7 @@ impl Cond {
 ///
 /// ```
 /// let day = 86_400_000.0;
-/// let o = lapse::Options { ttl: Some(90.0 * day), idle: Some(30.0 * day), ..Default::default() };
+/// let o = lapse_cache::Options { ttl: Some(90.0 * day), idle: Some(30.0 * day), ..Default::default() };
 /// assert_eq!(o.sweep_budget, Some(1000));
 /// ```
 #[derive(Debug, Clone, PartialEq)]
@@ -156,7 +156,7 @@ impl Options {
 /// `Some(f64::INFINITY)` means no limit for this entry.
 ///
 /// ```
-/// let w = lapse::Write { ttl: Some(5_000.0), ..Default::default() };
+/// let w = lapse_cache::Write { ttl: Some(5_000.0), ..Default::default() };
 /// assert!(w.idle.is_none() && !w.keep_ttl);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -493,6 +493,12 @@ impl Engine {
     /// Removes every expired entry.
     pub fn purge(&mut self) -> u64 {
         self.sweep(u64::MAX, None)
+    }
+
+    /// Removes up to `n` expired entries (whatever the sweep budget), so a
+    /// caller can replay the removal log between batches.
+    pub fn purge_some(&mut self, n: u64) -> u64 {
+        self.sweep(n, None)
     }
 
     /// Pops due wheel slots, removing expired ones, until `budget` entries are

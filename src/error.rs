@@ -10,13 +10,13 @@ use crate::float::fract;
 use alloc::string::String;
 use core::fmt;
 
-/// Everything that can go wrong in a `lapse` call.
+/// Everything that can go wrong in a `lapse-cache` call.
 ///
 /// Every fallible method validates its input first and returns one of these
 /// *before* it mutates anything, so an `Err` always leaves the cache as it was.
 ///
 /// ```
-/// use lapse::{Error, TtlCache};
+/// use lapse_cache::{Error, TtlCache};
 /// let mut c: TtlCache<&str, u32> = TtlCache::new(0.0);
 /// let e = c.expire_at(&"k", f64::NAN, None).unwrap_err();
 /// assert!(matches!(e, Error::Range { arg: "time", .. }));
@@ -80,7 +80,7 @@ impl fmt::Display for Error {
 
 impl core::error::Error for Error {}
 
-/// Shorthand for `Result<T, lapse::Error>`.
+/// Shorthand for `Result<T, lapse_cache::Error>`.
 pub type Result<T> = core::result::Result<T, Error>;
 
 /// The parts, joined.

@@ -1,4 +1,4 @@
-//! # lapse
+//! # lapse-cache
 //!
 //! A cache whose entries expire at the earlier of two clocks: an absolute
 //! lifetime (`ttl`, counted from the write) and a sliding idle window
@@ -20,24 +20,35 @@
 //! never runs backwards.
 //!
 //! ```
-//! use lapse::{Options, SystemClock, TtlCache, Write};
-//! let mut c = TtlCache::with_clock(Options { ttl: Some(60_000.0), ..Default::default() }, SystemClock).unwrap();
-//! c.set("k", 1, Write::default()).unwrap();
-//! assert_eq!(c.get(&"k").unwrap(), Some(&1)); // gone 60 s from now, with no tick
+//! use lapse_cache::{MonotonicClock, Options, SetOptions, TtlCache};
+//! let o = Options { ttl: Some(60_000.0), ..Default::default() };
+//! let mut c = TtlCache::with_clock(o, MonotonicClock::from_system()).unwrap();
+//! c.set("k".to_string(), 1, SetOptions::default()).unwrap();
+//! assert_eq!(c.get("k"), Some(&1)); // gone 60 s from now, with no tick
 //! ```
 //!
-//! This crate is the engine of the `lapse` npm package (compiled to
-//! WebAssembly), and a plain Rust library:
+//! This crate (`lapse-cache`; the name `lapse` is taken on crates.io) is
+//! the engine of the `lapse` npm package (compiled to WebAssembly), and a
+//! plain Rust library with the API a `moka`/`lru`/`quick_cache` user expects:
+//! lookups take any borrowed form of the key (`get("a")` on `String` keys),
+//! plain reads return `Option` (a hash at the key reads as absent;
+//! `try_get`/`try_peek` report it as [`Error::WrongType`]), `set`/`insert`
+//! and `remove` hand values back, and the cache is `Send + Sync` for
+//! `Arc<Mutex<…>>` use. Times and durations are `f64` milliseconds
+//! throughout (`ttl`, `idle`, `now`, `tick`, `expire`): one unit for points
+//! and spans on a clock whose domain the host picks, the same numbers as
+//! the JS API and snapshots, with sub-millisecond fractions.
+//!
 //!
 //! ```
-//! use lapse::{Options, TtlCache, Write};
+//! use lapse_cache::{Options, TtlCache, SetOptions};
 //! let mut c = TtlCache::with_options(Options { idle: Some(1_000.0), ..Default::default() }, 0.0).unwrap();
-//! c.set("a", 1, Write { ttl: Some(5_000.0), ..Default::default() }).unwrap();
-//! c.hset("user:1", "token", 2, Write { ttl: Some(500.0), ..Default::default() }).unwrap();
+//! c.set("a", 1, SetOptions { ttl: Some(5_000.0), ..Default::default() }).unwrap();
+//! c.hset("user:1", "token", 2, SetOptions { ttl: Some(500.0), ..Default::default() }).unwrap();
 //! c.tick(600.0).unwrap();
 //! assert_eq!(c.hget(&"user:1", "token").unwrap(), None); // the field expired, and took the key
 //! assert!(!c.contains(&"user:1"));
-//! assert_eq!(c.get(&"a").unwrap(), Some(&1));
+//! assert_eq!(c.get("a"), Some(&1));
 //! ```
 //!
 //! Feature `std` (default) matters only on wasm32: without it the crate is
@@ -74,8 +85,20 @@ pub use cache::{Removed, Stats, TtlCache};
 pub use clock::{Clock, TimeSource, NEVER};
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 pub use clock::{MonotonicClock, SystemClock};
-pub use engine::{Cond, Counters, Options, Reason, Write};
+/// The former name of [`SetOptions`] (it clashed with `std::io::Write`).
+#[doc(hidden)]
+pub use engine::Write;
+pub use engine::{Cond, Counters, Options, Reason, Write as SetOptions};
 pub use error::{Error, Result};
+/// The default hasher of [`TtlCache`]'s key index (foldhash's, seeded per process).
+///
+/// ```
+/// use lapse_cache::{DefaultHashBuilder, TtlCache};
+/// let mut c: TtlCache<String, u8, DefaultHashBuilder> = TtlCache::new(0.0);
+/// c.insert("a".into(), 1).unwrap();
+/// assert_eq!(c.get("a"), Some(&1));
+/// ```
+pub use hashbrown::DefaultHashBuilder;
 
 /// A panic is a trap either way (`panic = "abort"`); with no message to show,
 /// trapping at once keeps `core::fmt` out of the module. Every error a caller

@@ -17,8 +17,8 @@
 //! checks the content makes sense (live clocks, no duplicate keys, bounds).
 //!
 //! ```
-//! use lapse::snapshot::{decode, encode, Body, Clocks, Entry, Snapshot, Value};
-//! use lapse::snapshot::ClockMode;
+//! use lapse_cache::snapshot::{decode, encode, Body, Clocks, Entry, Snapshot, Value};
+//! use lapse_cache::snapshot::ClockMode;
 //! let s = Snapshot {
 //!     now: 1000.0,
 //!     clock: ClockMode::Manual,
@@ -215,7 +215,7 @@ pub struct Entry {
 /// How the snapshotted cache's clock moved (header flags, version 2).
 ///
 /// ```
-/// assert_eq!(lapse::snapshot::ClockMode::default(), lapse::snapshot::ClockMode::Manual);
+/// assert_eq!(lapse_cache::snapshot::ClockMode::default(), lapse_cache::snapshot::ClockMode::Manual);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum ClockMode {
@@ -247,7 +247,7 @@ pub struct Snapshot {
 /// so every single-byte corruption.
 ///
 /// ```
-/// assert_eq!(lapse::snapshot::crc32(b"123456789"), 0xCBF4_3926);
+/// assert_eq!(lapse_cache::snapshot::crc32(b"123456789"), 0xCBF4_3926);
 /// ```
 pub fn crc32(data: &[u8]) -> u32 {
     // Built per call (2k steps) instead of a 1 KB static table: this keeps

@@ -1,10 +1,9 @@
 //! Hashes with expired but unswept fields (issue 13): they never stand in a
 //! write's way, and they do not make every access cost O(fields).
 
-use std::cell::RefCell;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
-use lapse::{Options, Reason, TtlCache, Write};
+use lapse_cache::{Options, Reason, TtlCache, Write};
 
 fn ttl(ms: f64) -> Write {
     Write { ttl: Some(ms), ..Default::default() }
@@ -48,12 +47,12 @@ fn expired_fields_do_not_count_against_max_bytes() {
 
 #[test]
 fn a_read_reclaims_the_dead_fields_it_passes_over() {
-    let gone = Rc::new(RefCell::new(0));
+    let gone = Arc::new(Mutex::new(0));
     let mut c = unswept(None, None);
     let g = gone.clone();
     c.on_remove(move |r| {
         assert_eq!(r.reason, Reason::Expired);
-        *g.borrow_mut() += 1;
+        *g.lock().unwrap() += 1;
     });
     c.hset("h", "live", 0, Write::default()).unwrap();
     let names: Vec<String> = (0..10_000).map(|i| format!("f{i}")).collect();
@@ -65,7 +64,7 @@ fn a_read_reclaims_the_dead_fields_it_passes_over() {
     // The first access walks past the dead fields once and removes them;
     // every later access then finds a live field first (O(1)).
     assert_eq!(c.hget(&"h", "live").unwrap(), Some(&0));
-    assert_eq!(*gone.borrow(), 10_000);
+    assert_eq!(*gone.lock().unwrap(), 10_000);
     assert_eq!(c.stats().entries, 1);
     for _ in 0..10_000 {
         assert_eq!(c.hget(&"h", "live").unwrap(), Some(&0));

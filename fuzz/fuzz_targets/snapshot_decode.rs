@@ -9,8 +9,8 @@
 //! the parser instead of bouncing off the checksum.
 #![no_main]
 
-use lapse::snapshot::{self, ClockMode, Value, HEADER_LEN, MAGIC, VERSION};
-use lapse::TtlCache;
+use lapse_cache::snapshot::{self, ClockMode, Value, HEADER_LEN, MAGIC, VERSION};
+use lapse_cache::TtlCache;
 use libfuzzer_sys::fuzz_target;
 
 fn seal(body: &[u8]) -> Vec<u8> {

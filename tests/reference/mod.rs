@@ -9,11 +9,10 @@
 
 #![allow(dead_code)]
 
-use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::rc::Rc;
+use std::sync::{Arc, Mutex};
 
-use lapse::{Cond, Options, Reason, Removed, TtlCache, Write};
+use lapse_cache::{Cond, Options, Reason, Removed, TtlCache, Write};
 
 const INF: f64 = f64::INFINITY;
 pub const KEYS: u8 = 6;
@@ -103,7 +102,7 @@ pub struct Harness {
     /// Size of each written value (values are unique per write).
     sizes: BTreeMap<u32, u32>,
     budget_unlimited: bool,
-    removed: Rc<RefCell<Vec<Removed<u8, u32>>>>,
+    removed: Arc<Mutex<Vec<Removed<u8, u32>>>>,
     next_value: u32,
     pub ops: usize,
 }
@@ -127,9 +126,9 @@ impl Harness {
         // nothing), and -1e17 puts the wheel's origin where sums round.
         let start = [0.0, 0.0, 0.0, 1.7e12, -1e17, 1e300][b.below(6) as usize];
         let mut cache = TtlCache::with_options(opts, start).unwrap();
-        let removed = Rc::new(RefCell::new(Vec::new()));
+        let removed = Arc::new(Mutex::new(Vec::new()));
         let r = removed.clone();
-        cache.on_remove(move |x| r.borrow_mut().push(x));
+        cache.on_remove(move |x| r.lock().unwrap().push(x));
         Harness {
             cache,
             model: BTreeMap::new(),
@@ -239,7 +238,8 @@ impl Harness {
     fn digest(&self) -> String {
         let mut out = format!("len={} stats={:?};", self.cache.len(), self.cache.stats().entries);
         for k in 0..KEYS {
-            out += &format!("{k}:{:?}:{:?}:{:?};", self.cache.contains(&k), self.cache.ttl(&k), self.cache.peek(&k));
+            out +=
+                &format!("{k}:{:?}:{:?}:{:?};", self.cache.contains(&k), self.cache.ttl(&k), self.cache.try_peek(&k));
             for f in FIELDS {
                 out += &format!("{f}:{:?}:{:?}", self.cache.hhas(&k, f), self.cache.httl(&k, f));
             }
@@ -270,7 +270,12 @@ impl Harness {
                     assert!(r.is_err(), "set({k}, {w:?}) should fail (hash: {is_hash})");
                     failed = true;
                 } else {
-                    r.unwrap();
+                    // set hands back the live value it replaced, and only that.
+                    let want = match self.model.get(&k).filter(|_| self.key_live(k)).map(|e| &e.val) {
+                        Some(Val::Plain(v)) => Some(*v),
+                        _ => None,
+                    };
+                    assert_eq!(r.unwrap(), want, "set({k}) returned the wrong old value at {}", self.now);
                     let old = self.key_live(k).then(|| self.model[&k].clk);
                     let clk = self.resolve(&w, old);
                     if clk.live(self.now) {
@@ -281,7 +286,7 @@ impl Harness {
                 }
             }
             4..=5 => {
-                let got = self.cache.get(&k).map(|v| v.copied());
+                let got = self.cache.try_get(&k).map(|v| v.copied());
                 match self.model.get(&k).filter(|_| self.key_live(k)).map(|e| e.val.clone()) {
                     Some(Val::Hash(_)) => assert!(got.is_err(), "get on hash {k}"),
                     Some(Val::Plain(v)) => {
@@ -511,7 +516,7 @@ impl Harness {
 
     /// Checks what the callback reported and learns evictions from it.
     fn reconcile(&mut self, op: u8, failed: bool) {
-        let removed = std::mem::take(&mut *self.removed.borrow_mut());
+        let removed = std::mem::take(&mut *self.removed.lock().unwrap());
         if failed {
             assert!(removed.is_empty(), "a failed call removed {removed:?}");
         }
@@ -555,15 +560,15 @@ impl Harness {
             match self.model.get(&k).filter(|_| live) {
                 None => {
                     assert_eq!(self.cache.ttl(&k), None);
-                    assert_eq!(self.cache.peek(&k).unwrap(), None);
+                    assert_eq!(self.cache.try_peek(&k).unwrap(), None);
                 }
                 Some(e) => {
                     let t = e.clk.deadline();
                     assert_eq!(self.cache.ttl(&k), Some(if t == INF { INF } else { t - now }), "ttl({k})");
                     match &e.val {
-                        Val::Plain(v) => assert_eq!(self.cache.peek(&k).unwrap(), Some(v)),
+                        Val::Plain(v) => assert_eq!(self.cache.try_peek(&k).unwrap(), Some(v)),
                         Val::Hash(fs) => {
-                            assert!(self.cache.peek(&k).is_err());
+                            assert!(self.cache.try_peek(&k).is_err());
                             let mut want: Vec<(String, u32)> = fs
                                 .iter()
                                 .filter(|(_, (c, _))| c.live(now))
