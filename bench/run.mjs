@@ -103,6 +103,22 @@ if (!args["skip-memory"]) {
   result.memory = { n, subjects };
 }
 
+// ---------------------------------------------------------------- cost cliffs (issue 13)
+// Figures only (bench/cliffs.mjs says what each one measures).
+if (!args["skip-memory"]) {
+  const r = spawnSync(process.execPath, ["--expose-gc", join(here, "cliffs.mjs"), ...(args.quick ? ["--quick"] : [])], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  if (r.status !== 0) throw new Error(`cliffs.mjs failed (${r.status})`);
+  result.cliffs = JSON.parse(r.stdout.trim().split("\n").pop());
+  const f = result.cliffs;
+  log(`cliffs: ${f.smallCaches.n} small caches: ${f.smallCaches.msPerCache.toFixed(3)} ms and ${Math.round(f.smallCaches.wasmBytesPerCache)} wasm bytes each`);
+  log(`cliffs: clear() after ${f.clearAfterBig.heldBefore} entries: ${f.clearAfterBig.msPerClear.toFixed(3)} ms`);
+  log(`cliffs: restore of ${f.restoreFactor.entries} entries: wasm grew ${(f.restoreFactor.factor).toFixed(2)}x the ${f.restoreFactor.snapshotBytes}-byte snapshot (engine ${f.restoreFactor.engineBytes} bytes), ${f.restoreFactor.cpuMs.toFixed(0)} ms CPU`);
+  log(`cliffs: create + free() loop: wasm grew ${f.freeLoop.wasmGrowth} bytes`);
+}
+
 // ---------------------------------------------------------------- Node
 function runNode(run) {
   const tmp = `${outFile}.node${run}.tmp`;

@@ -186,6 +186,15 @@ export interface RestoreOptions<V = unknown> {
   onLoadError?: (error: unknown, key: string, field: string | undefined) => void;
 }
 
+// `Symbol.dispose` for `using`, on a TypeScript lib older than ES2025's
+// (declared the same way as @types/node and TypeScript's own lib do, so it
+// merges with theirs).
+declare global {
+  interface SymbolConstructor {
+    readonly dispose: unique symbol;
+  }
+}
+
 /** Counters and gauges returned by `stats()`. Times are in ms. */
 export interface TtlCacheStats {
   /** Reads that found a live value. */
@@ -314,6 +323,14 @@ export declare class TtlCache<V = unknown> implements Iterable<[string, Entry<V>
   forEach(callback: (value: Entry<V>, key: string, cache: this) => void, thisArg?: unknown): void;
 
   stats(): TtlCacheStats;
+  /**
+   * Returns the wasm memory this cache holds now (a dropped cache is freed
+   * by the garbage collector, later). Afterwards every method throws an
+   * `Error`; calling `free()` again does nothing.
+   */
+  free(): void;
+  /** `free()`, for `using cache = new TtlCache()`. */
+  [Symbol.dispose](): void;
   /** Everything, deadlines included, in a versioned, checksummed format. Throws `TypeError` for a value with no data form. */
   snapshot(): Uint8Array;
 

@@ -10,11 +10,11 @@ use wasm_bindgen::prelude::*;
 
 mod snap;
 
-use crate::engine::{Cond, Engine, Options, Reason, Write};
+use crate::engine::{Cond, Engine, Kind, Options, Reason, Write};
 use crate::error::{cat, show, Error};
 use crate::float::fract;
 use crate::list::NIL;
-use alloc::{boxed::Box, vec, vec::Vec};
+use alloc::{boxed::Box, string::String, vec::Vec};
 
 // The three error classes, imported here rather than from js-sys: js-sys
 // links closure and futures support the module never uses.
@@ -36,6 +36,11 @@ extern "C" {
 
 impl From<Error> for JsValue {
     fn from(e: Error) -> JsValue {
+        if let Error::Range { arg, msg } = &e {
+            if msg.is_empty() {
+                return JsRangeError::new(oom_message(arg)).into();
+            }
+        }
         let msg = e.message();
         match e {
             Error::Type { .. } | Error::WrongType { .. } => JsTypeError::new(&msg).into(),
@@ -77,6 +82,49 @@ const ST_LEN: usize = 12;
 const RECLAIM: u64 = 2;
 /// Batched inserts JS may queue before it must call in.
 const PENDING_CAP: usize = 256;
+/// The smallest column growth, in slots: a cache holding a handful of
+/// entries costs a handful of slots (columns then double).
+const GROW_STEP: usize = 8;
+
+/// Whether blocks of these sizes can be allocated now. The allocator
+/// (`heap.rs`) keeps a free list per size class and takes a class's first
+/// block from the top of the heap, so each block is allocated, all are held,
+/// then all are freed: the allocations that follow, of the same sizes, take
+/// them back from their free lists even when the memory cannot grow.
+fn small_room(sizes: &[usize]) -> bool {
+    let mut held: [Vec<u8>; 5] = Default::default();
+    for (h, &n) in held.iter_mut().zip(sizes) {
+        if h.try_reserve_exact(n).is_err() {
+            return false;
+        }
+    }
+    true
+}
+
+/// Whether `n` more bytes can be allocated now (and then freed again, so
+/// the allocations that follow find them).
+fn headroom(n: usize) -> bool {
+    Vec::<u8>::new().try_reserve_exact(n).is_ok()
+}
+
+#[cold]
+#[inline(never)]
+fn oom(arg: &'static str) -> Error {
+    // No message: making one would allocate, in a memory that has none left
+    // (`From<Error>` gives it a static one).
+    Error::Range { arg, msg: String::new() }
+}
+
+/// The message of `oom(arg)`, static: the error path allocates nothing.
+fn oom_message(arg: &str) -> &'static str {
+    match arg {
+        "value" => "value: out of memory: wasm memory cannot grow enough for this write",
+        "bytes" => "bytes: out of memory: wasm memory cannot hold this snapshot",
+        "snapshot" => "snapshot: out of memory: wasm memory cannot hold this snapshot",
+        "options" => "options: out of memory: wasm memory cannot hold another cache",
+        _ => "memory: out of memory: wasm memory cannot grow enough for this call",
+    }
+}
 
 /// A count limit: positive integer or `Infinity` (none).
 fn limit(arg: &'static str, v: f64, zero_ok: bool) -> Result<Option<u64>, Error> {
@@ -120,6 +168,12 @@ pub struct RawEngine {
     pending: Vec<u32>,
     spare: Vec<u32>,
     error: Option<Error>,
+    /// Bytes JS copies in for `restore`/`checkSnapshot`: allocated here,
+    /// fallibly (wasm-bindgen's own argument copy aborts on failure).
+    input: Vec<u8>,
+    /// What `stats` fills, allocated up front so that `stats` never
+    /// allocates (it must work when memory is exhausted).
+    stats: Box<[f64; STATS_LEN]>,
     /// JS's clock reading (see `ST_NOW`), boxed so its address never moves.
     now: Box<f64>,
     /// Write-time reclaim owed by inserts JS queued (`RECLAIM` each), paid
@@ -127,6 +181,8 @@ pub struct RawEngine {
     /// entries at a point where JS is ready for it.
     owed: u64,
 }
+
+const STATS_LEN: usize = 16;
 
 /// The module's memory, for JS's typed-array views.
 #[wasm_bindgen(js_name = wasmMemory)]
@@ -149,17 +205,78 @@ impl RawEngine {
         r
     }
 
+    /// Links the inserts JS queued since the last call (before a slot JS
+    /// names is checked: it may be one of them).
+    fn commit_pending(&mut self) {
+        let n = core::mem::take(&mut self.status[ST_PENDING]) as usize;
+        self.owed = self.owed.saturating_add(RECLAIM * n as u64);
+        for &p in self.pending.get(..n).unwrap_or(&self.pending) {
+            let s = p & !(1 << 31);
+            // Only slots reserved and not yet committed: a stale queue must
+            // not link a slot twice.
+            if (s as usize) < self.e.capacity() && self.e.kind(s) == Kind::Reserved {
+                self.e.commit_reserved(s, p >> 31 != 0);
+            }
+        }
+    }
+
+    /// Makes room for `slots` new slots and removals of every slot in use:
+    /// whatever the call does next allocates nothing, so running out of
+    /// memory is this `Err`, before anything changed, and never a trap.
+    #[inline(never)]
+    fn room(&mut self, slots: usize, arg: &'static str) -> Result<(), Error> {
+        // JS has consumed the last call's log; its capacity is what counts.
+        self.e.log.clear();
+        let removals = self.e.used() + slots;
+        if self.e.try_room(slots, removals, GROW_STEP).is_err() {
+            self.publish();
+            return Err(oom(arg));
+        }
+        Ok(())
+    }
+
+    /// `call`, after `room`.
+    fn call_room<T>(
+        &mut self,
+        slots: usize,
+        arg: &'static str,
+        f: impl FnOnce(&mut Engine) -> Result<T, Error>,
+    ) -> Result<T, Error> {
+        self.room(slots, arg)?;
+        self.call(f)
+    }
+
+    /// Whether `s` names a slot in use (not free, not reserved): JS's slot
+    /// numbers are checked before the engine indexes anything with them.
+    #[inline(never)]
+    fn in_use(&mut self, s: u32) -> bool {
+        self.commit_pending();
+        (s as usize) < self.e.capacity() && !matches!(self.e.kind(s), Kind::Free | Kind::Reserved)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn stale() -> Error {
+        Error::ty("key", "internal: stale slot (please report this)")
+    }
+
+    /// `in_use`, as the error the slot-taking methods return.
+    #[inline(never)]
+    fn check(&mut self, s: u32) -> JsResult<()> {
+        if self.in_use(s) {
+            Ok(())
+        } else {
+            Err(Self::stale().into())
+        }
+    }
+
     /// `call`'s prologue, out of line: `call` is generic, and this inlined
     /// into each of its instances measured 2 KB of the gzipped module.
     #[inline(never)]
     fn begin(&mut self) {
         self.e.log.clear();
         self.e.catch_up(*self.now);
-        let n = core::mem::take(&mut self.status[ST_PENDING]) as usize;
-        for &p in &self.pending[..n.min(PENDING_CAP)] {
-            self.e.commit_reserved(p & !(1 << 31), p >> 31 != 0);
-        }
-        self.owed = self.owed.saturating_add(RECLAIM * n as u64);
+        self.commit_pending();
     }
 
     /// `call`, then, if `f` succeeded, the write-time reclaim: what queued
@@ -237,12 +354,26 @@ impl RawEngine {
         if idle.is_nan() {
             return Err(Error::range("idle", "must be a positive number of milliseconds or Infinity, got NaN").into());
         }
+        // An engine, its status block and the stats buffer: well under this.
+        if !small_room(&[
+            core::mem::size_of::<RawEngine>() + 8, // wasm-bindgen's box: a borrow flag, then the engine
+            core::mem::size_of::<RawEngine>() + 16,
+            ST_LEN * 4,
+            STATS_LEN * 8,
+            8,
+        ]) {
+            return Err(oom("options").into());
+        }
         let mut r = RawEngine {
             e: Engine::new(&opts, now)?,
             status: Box::new([0; ST_LEN]),
-            pending: vec![0; PENDING_CAP],
+            // Allocated by the first `reserve`: most of a near-empty
+            // cache's cost would be this queue.
+            pending: Vec::new(),
             spare: Vec::new(),
             error: None,
+            input: Vec::new(),
+            stats: Box::new([0.0; STATS_LEN]),
             now: Box::new(now),
             owed: 0,
         };
@@ -258,14 +389,31 @@ impl RawEngine {
     /// Links queued inserts and pays their write-time reclaim (JS calls this
     /// when its clock moves, at the start of a method, before any lookup).
     pub fn reclaim(&mut self) {
-        let _ = self.run(0, |_| Ok(()));
+        // Reclaiming logs removals: with no room for the log, only link.
+        if self.room(0, "now").is_ok() {
+            let _ = self.run(0, |_| Ok(()));
+        } else {
+            self.call(|_| ());
+        }
     }
 
     /// Reserves up to `n` free slots for batched inserts; JS reads them from
-    /// the status block.
+    /// the status block (`ST_SPARE_LEN` 0 when memory ran out: JS then
+    /// writes through `write`, which reports it).
     pub fn reserve(&mut self, n: u32) {
+        let n = (n as usize).min(PENDING_CAP);
+        self.e.log.clear();
         let mut spare = core::mem::take(&mut self.spare);
-        self.call(|e| e.reserve(n as usize, &mut spare));
+        spare.clear();
+        let room = self.pending.try_reserve_exact(PENDING_CAP - self.pending.len()).is_ok()
+            && spare.try_reserve_exact(n).is_ok()
+            && self.e.try_room(n, self.e.used() + n, GROW_STEP).is_ok();
+        if room {
+            self.pending.resize(PENDING_CAP, 0);
+            self.call(|e| e.reserve(n, &mut spare));
+        } else {
+            self.call(|_| ());
+        }
         self.spare = spare;
         // The spare list moved back after the call published it.
         self.publish();
@@ -287,7 +435,7 @@ impl RawEngine {
 
     /// Moves the clock and sweeps one budget; returns how many were removed.
     pub fn tick(&mut self, now: f64) -> JsResult<f64> {
-        Ok(self.call(|e| e.tick(now))? as f64)
+        Ok(self.call_room(0, "now", |e| e.tick(now))? as f64)
     }
 
     /// A time at or before the earliest deadline held; `Infinity` if none.
@@ -296,8 +444,8 @@ impl RawEngine {
         self.call(|e| e.next_expiry())
     }
 
-    pub fn purge(&mut self) -> f64 {
-        self.call(|e| e.purge()) as f64
+    pub fn purge(&mut self) -> JsResult<f64> {
+        Ok(self.call_room(0, "purge", |e| Ok(e.purge()))? as f64)
     }
 
     /// Writes a plain entry at slot `s` (`NIL` for a new key; JS has checked
@@ -305,7 +453,11 @@ impl RawEngine {
     /// already past (a live old entry is then deleted).
     pub fn write(&mut self, s: u32, flags: u32, ttl: f64, idle: f64, at: f64, weight: f64) -> u32 {
         let r = Self::weight(weight).and_then(|w| {
+            if s != NIL && !(self.in_use(s) && matches!(self.e.kind(s), Kind::Plain | Kind::Hash)) {
+                return Err(Self::stale());
+            }
             let opts = write_opts(flags, ttl, idle, at);
+            self.room(1, "value")?;
             self.run(RECLAIM, |e| e.write(Self::slot(s), &opts, w, flags & TO_MAIN != 0))
         });
         self.settle(r)
@@ -318,7 +470,14 @@ impl RawEngine {
     pub fn hwrite(&mut self, h: u32, f: u32, flags: u32, ttl: f64, idle: f64, at: f64, weight: f64) -> u32 {
         let mut hs = NIL;
         let r = Self::weight(weight).and_then(|w| {
+            let hash_ok = h == NIL || (self.in_use(h) && matches!(self.e.kind(h), Kind::Plain | Kind::Hash));
+            let field_ok =
+                f == NIL || (h != NIL && self.in_use(f) && self.e.kind(f) == Kind::Field && self.e.parent(f) == h);
+            if !(hash_ok && field_ok) {
+                return Err(Self::stale());
+            }
             let opts = write_opts(flags, ttl, idle, at);
+            self.room(2, "value")?;
             self.run(RECLAIM, |e| {
                 let r = e.hwrite(Self::slot(h), Self::slot(f), &opts, w, flags & TO_MAIN != 0);
                 // The field's hash, read before the reclaim changes anything.
@@ -360,33 +519,44 @@ impl RawEngine {
     /// Removes slot `s`; `reason` as in `Reason`, or `FOUND_EXPIRED`: lazy
     /// expiry of a slot a read found expired, which keeps it if it has
     /// grace left (one method, not two: each carries the `call` prologue).
-    pub fn remove(&mut self, s: u32, reason: u8) -> f64 {
-        self.call(|e| if reason == FOUND_EXPIRED { e.expire_found(s) } else { e.remove(s, Reason::from_u8(reason)) })
-            as f64
+    pub fn remove(&mut self, s: u32, reason: u8) -> JsResult<f64> {
+        self.check(s)?;
+        Ok(self.call_room(0, "key", |e| {
+            Ok(if reason == FOUND_EXPIRED { e.expire_found(s) } else { e.remove(s, Reason::from_u8(reason)) })
+        })? as f64)
     }
 
     /// `expire` (`rel`: `t` is ms from now) or `expireAt` on slot `s`
     /// (`NIL`: missing, validate only). Returns whether anything changed.
     #[wasm_bindgen(js_name = expireAt)]
     pub fn expire_at(&mut self, s: u32, t: f64, rel: bool, cond_code: u32) -> JsResult<bool> {
-        Ok(self.call(|e| e.set_expiry(Self::slot(s), t, rel, cond(cond_code)))?)
+        if s != NIL {
+            self.check(s)?;
+        }
+        Ok(self.call_room(0, "key", |e| e.set_expiry(Self::slot(s), t, rel, cond(cond_code)))?)
     }
 
-    pub fn persist(&mut self, s: u32) -> bool {
-        self.call(|e| e.persist(s))
+    pub fn persist(&mut self, s: u32) -> JsResult<bool> {
+        self.check(s)?;
+        Ok(self.call_room(0, "key", |e| Ok(e.persist(s)))?)
     }
 
-    pub fn clear(&mut self) {
-        self.call(|e| e.clear());
+    pub fn clear(&mut self) -> JsResult<()> {
+        Ok(self.call_room(0, "clear", |e| {
+            e.clear();
+            Ok(())
+        })?)
     }
 
     /// `[expired, evicted, deleted, inserted, updated, ticks, swept,
     /// rescheduled, cascaded, scheduled, keys, entries, bytes, smallQueue,
     /// engineBytes, gracedKeys]`.
-    pub fn stats(&mut self) -> Vec<f64> {
+    ///
+    /// Fills the buffer at `statsPtr` and returns its address.
+    pub fn stats(&mut self) -> u32 {
         self.call(|_| ());
         let c = &self.e.counters;
-        [
+        let v = [
             c.expired,
             c.evicted,
             c.deleted,
@@ -403,9 +573,21 @@ impl RawEngine {
             u64::from(self.e.small_len()),
             self.e.memory() as u64,
             self.e.graced_keys(),
-        ]
-        .iter()
-        .map(|&v| v as f64)
-        .collect()
+        ];
+        for (o, &x) in self.stats.iter_mut().zip(v.iter()) {
+            *o = x as f64;
+        }
+        self.stats.as_ptr() as u32
+    }
+
+    /// A buffer for `n` bytes JS copies in before `restore` or
+    /// `checkSnapshot`; returns its address, or 0 when memory cannot hold it.
+    pub fn input(&mut self, n: u32) -> u32 {
+        self.input = Vec::new();
+        if self.input.try_reserve_exact(n as usize).is_err() {
+            return 0;
+        }
+        self.input.resize(n as usize, 0);
+        self.input.as_mut_ptr() as u32
     }
 }

@@ -12,6 +12,7 @@ use crate::error::{cat, uint, Error, Result};
 use crate::list::{List, NIL};
 use crate::policy::Policy;
 use crate::wheel::{Pop, Wheel};
+use alloc::collections::TryReserveError;
 use alloc::{format, vec::Vec};
 
 /// Why an entry left the cache, as `dispose` reports it.
@@ -214,10 +215,6 @@ pub(crate) enum Kind {
     Reserved = 4,
 }
 
-/// Most slots a bounded cache allocates up front (about 3 MB of columns): a
-/// generous `maxEntries` must not make construction slow or big.
-const PREALLOCATE_MAX: u64 = 1 << 16;
-
 /// Bits of a log record's flags word.
 pub(crate) const LOG_GHOST: u32 = 1 << 7;
 /// The record's slot had been in grace (see `Engine::set_grace`): the host
@@ -302,7 +299,7 @@ impl Engine {
     pub fn new(opts: &Options, now: f64) -> Result<Engine> {
         opts.validate()?;
         let clock = Clock::new(now)?;
-        let mut e = Engine {
+        let e = Engine {
             ttl: opts.ttl.unwrap_or(NEVER),
             idle: opts.idle.unwrap_or(NEVER),
             max_entries: sat(opts.max_entries),
@@ -331,11 +328,9 @@ impl Engine {
             hash_graced: Vec::new(),
             graced_keys: 0,
         };
-        // A bounded cache gets its columns up front (as lru-cache sizes its
-        // arrays by `max`), so filling it never pays for growth.
-        if let Some(m) = opts.max_entries {
-            e.grow(m.min(PREALLOCATE_MAX) as usize);
-        }
+        // No columns up front, even for a bounded cache: they grow as entries
+        // arrive (doubling, so filling costs amortized O(1) per entry), and a
+        // cache that holds a few entries costs a few entries' memory.
         Ok(e)
     }
 
@@ -1002,6 +997,51 @@ impl Engine {
         self.family.resize(cap, NIL);
         self.wheel.grow(cap);
         self.policy.grow(cap);
+    }
+
+    /// Makes room, fallibly, for a call that takes up to `slots` new slots and
+    /// removes up to `removals`: afterwards it allocates nothing (the columns,
+    /// the free list, the hash lists and the removal log all have capacity).
+    /// In wasm a failed allocation aborts the instance, so the binding calls
+    /// this before every mutating call; on `Err` nothing has changed.
+    ///
+    /// `step` is the smallest growth, in slots (columns then double).
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    pub fn try_room(
+        &mut self,
+        slots: usize,
+        removals: usize,
+        step: usize,
+    ) -> core::result::Result<(), TryReserveError> {
+        let len = self.times.len();
+        let need = self.high as usize + slots;
+        if need > len {
+            let extra = need.max(len * 2).max(step) - len;
+            self.times.try_reserve_exact(extra)?;
+            self.kind.try_reserve_exact(extra)?;
+            self.weight.try_reserve_exact(extra)?;
+            self.family.try_reserve_exact(extra)?;
+            self.wheel.try_reserve(extra)?;
+            self.policy.try_reserve(extra)?;
+            self.grow(len + extra);
+        }
+        // Each slot is freed at most once per call, and a hash's list at most
+        // once; capacity is kept, so this allocates only as the cache grows.
+        let cap = self.times.len();
+        self.free.try_reserve(cap - self.free.len())?;
+        self.hashes.try_reserve(slots)?;
+        self.hash_free.try_reserve(self.hashes.len() + slots - self.hash_free.len())?;
+        if slots > 0 {
+            self.wheel.try_reserve(0)?;
+        }
+        self.log.try_reserve(3 * removals)?;
+        Ok(())
+    }
+
+    /// Slots in use (live, dead unswept, or reserved for the host).
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    pub fn used(&self) -> usize {
+        self.high as usize - self.free.len()
     }
 
     fn set_clocks(&mut self, s: u32, c: Clocks) {

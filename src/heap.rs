@@ -119,7 +119,11 @@ impl<M: Memory> Heap<M> {
             Some((Some(i), bytes)) => {
                 let head = self.free[i];
                 if head == 0 {
-                    return self.bump(bytes, ALIGN);
+                    let p = self.bump(bytes, ALIGN);
+                    // At the memory's limit, a freed large range still
+                    // serves (else a freed cache's memory would not let a
+                    // new small one in).
+                    return if p.is_null() { self.first_fit(bytes) } else { p };
                 }
                 // SAFETY: `head` is a free block of this class (see
                 // `dealloc`), at least 8 bytes, 8-aligned: its first word is
@@ -128,17 +132,27 @@ impl<M: Memory> Heap<M> {
                 head as *mut u8
             }
             Some((None, bytes)) => {
-                for k in 0..self.nranges {
-                    let (a, b) = self.ranges[k];
-                    if b - a >= bytes {
-                        self.take(k, a + bytes);
-                        return a as *mut u8;
-                    }
+                let p = self.first_fit(bytes);
+                if p.is_null() {
+                    self.bump(bytes, ALIGN)
+                } else {
+                    p
                 }
-                self.bump(bytes, ALIGN)
             }
             None => core::ptr::null_mut(),
         }
+    }
+
+    /// The first free range that holds `bytes`, shortened by them; null if none.
+    fn first_fit(&mut self, bytes: usize) -> *mut u8 {
+        for k in 0..self.nranges {
+            let (a, b) = self.ranges[k];
+            if b - a >= bytes {
+                self.take(k, a + bytes);
+                return a as *mut u8;
+            }
+        }
+        core::ptr::null_mut()
     }
 
     /// Range `k` now starts at `from` (gone if that is its end).
@@ -357,6 +371,31 @@ mod tests {
         }
         assert_eq!(class(SMALL + 1).unwrap().0, None);
         assert_eq!(class(usize::MAX), None);
+    }
+
+    /// At the memory's limit, a small block comes from a freed large range:
+    /// memory a freed cache held lets a new small one in (issue 13).
+    #[test]
+    fn small_blocks_use_freed_ranges_at_the_limit() {
+        let mut h = heap(1 << 20);
+        let big = h.alloc(256 << 10, 1);
+        let mut rest = vec![];
+        loop {
+            let p = h.alloc(64 << 10, 1);
+            if p.is_null() {
+                break;
+            }
+            rest.push(p);
+        }
+        for size in [4096, 1024, 256, 64, 48] {
+            while !h.alloc(size, 1).is_null() {}
+        }
+        assert!(h.alloc(48, 1).is_null(), "the memory is full");
+        unsafe { h.dealloc(big, 256 << 10, 1) };
+        let small = h.alloc(48, 1);
+        assert!(!small.is_null(), "a freed range serves a small block");
+        unsafe { small.write_bytes(7, 48) };
+        assert!(!h.alloc(128 << 10, 1).is_null(), "and what is left of it, a large one");
     }
 
     /// Random allocs, frees and reallocs, small and large: every live block

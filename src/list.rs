@@ -44,6 +44,12 @@ impl Links {
         self.prev.resize(len, NIL);
     }
 
+    /// Room for `extra` more slots, or an error and no change in length.
+    pub fn try_reserve(&mut self, extra: usize) -> Result<(), alloc::collections::TryReserveError> {
+        self.next.try_reserve_exact(extra)?;
+        self.prev.try_reserve_exact(extra)
+    }
+
     pub fn next(&self, s: u32) -> u32 {
         self.next[s as usize]
     }

@@ -46,6 +46,13 @@ impl Policy {
         self.freq.resize(len, 0);
     }
 
+    /// Room for `extra` more slots, so a following `grow` cannot fail.
+    pub fn try_reserve(&mut self, extra: usize) -> Result<(), alloc::collections::TryReserveError> {
+        self.links.try_reserve(extra)?;
+        self.queue.try_reserve_exact(extra)?;
+        self.freq.try_reserve_exact(extra)
+    }
+
     pub fn insert(&mut self, s: u32, to_main: bool) {
         let i = s as usize;
         debug_assert_eq!(self.queue[i], QUEUE_NONE, "slot {} queued twice", s);

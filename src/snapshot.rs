@@ -629,6 +629,9 @@ struct Reader<'a, 'v> {
     now: f64,
     max_entries: u64,
     visit: &'v mut dyn FnMut(Visit, Clocks, u32) -> Result<()>,
+    /// Check only: keep the header's numbers and the strings (for the
+    /// duplicate checks), not the rest of the tape (see [`check_with`]).
+    lean: bool,
 }
 
 impl<'a> Reader<'a, '_> {
@@ -676,7 +679,7 @@ impl<'a> Reader<'a, '_> {
         if n > (self.left() / min) as u64 {
             return Err("count overruns the input");
         }
-        t.nums.push(n as f64);
+        self.put(t, &[n as f64]);
         Ok(n as usize)
     }
     /// A string; returns its range in `t.units`.
@@ -688,7 +691,7 @@ impl<'a> Reader<'a, '_> {
             return Err("string overruns the input");
         }
         let b = self.take(len as usize * unit)?;
-        t.nums.push(len as f64);
+        self.put(t, &[len as f64]);
         let at = t.units.len();
         if !wide {
             t.units.extend(b.iter().map(|&x| u16::from(x)));
@@ -699,6 +702,14 @@ impl<'a> Reader<'a, '_> {
             }
         }
         Ok((at, t.units.len()))
+    }
+    /// Appends to the tape's numbers, unless checking only. Out of line: it
+    /// has a dozen callers.
+    #[inline(never)]
+    fn put(&self, t: &mut Tape, xs: &[f64]) {
+        if !self.lean {
+            t.nums.extend_from_slice(xs);
+        }
     }
     fn limit(&mut self, minus: u64, t: &mut Tape) -> R<u64> {
         let v = match self.varint()? {
@@ -724,7 +735,7 @@ impl<'a> Reader<'a, '_> {
         }
         let key = self.str(t)?;
         if !field {
-            t.nums.push(f64::from(kind));
+            self.put(t, &[f64::from(kind)]);
         }
         let abs = if f & HAS_ABS != 0 { self.f64()? } else { INF };
         let last = self.f64()?;
@@ -746,7 +757,7 @@ impl<'a> Reader<'a, '_> {
         if f & HAS_WEIGHT != 0 && !(1..=u64::from(u32::MAX)).contains(&w) {
             return Err("bad size");
         }
-        t.nums.extend_from_slice(&[abs, last, idle, w as f64]);
+        self.put(t, &[abs, last, idle, w as f64]);
         let v = match kind {
             KIND_PLAIN => Visit::Plain,
             KIND_HASH => Visit::Hash,
@@ -769,28 +780,28 @@ impl<'a> Reader<'a, '_> {
         let tag = self.u8()?;
         let v = |x: u8| f64::from(x);
         match tag {
-            T_UNDEFINED | T_NULL | T_FALSE | T_TRUE => t.nums.push(v(tag)),
+            T_UNDEFINED | T_NULL | T_FALSE | T_TRUE => self.put(t, &[v(tag)]),
             T_INT => {
                 let z = self.varint()?;
                 let i = ((z >> 1) as i64) ^ -((z & 1) as i64);
                 if i.unsigned_abs() > MAX_SAFE as u64 {
                     return Err("integer beyond 2^53");
                 }
-                t.nums.extend_from_slice(&[v(V_NUM), i as f64]);
+                self.put(t, &[v(V_NUM), i as f64]);
             }
             T_FLOAT => {
                 let x = self.f64()?;
                 if is_int(x) {
                     return Err("non-canonical number");
                 }
-                t.nums.extend_from_slice(&[v(V_NUM), x]);
+                self.put(t, &[v(V_NUM), x]);
             }
             T_STRING => {
-                t.nums.push(v(V_STR));
+                self.put(t, &[v(V_STR)]);
                 self.str(t)?;
             }
             T_ARRAY => {
-                t.nums.push(v(V_ARR));
+                self.put(t, &[v(V_ARR)]);
                 for _ in 0..self.count(1, t)? {
                     self.value(t, depth + 1)?;
                 }
@@ -801,7 +812,7 @@ impl<'a> Reader<'a, '_> {
             // array-index names first, ascending. Keys that are objects are
             // distinct by identity, so only primitive keys are compared.
             T_MAP => {
-                t.nums.push(v(V_MAP));
+                self.put(t, &[v(V_MAP)]);
                 // Primitive keys' bytes, widened to units so that one
                 // duplicate check (one heapsort) serves names and keys.
                 let (mut bytes, mut keys) = (Vec::new(), Vec::new());
@@ -824,7 +835,7 @@ impl<'a> Reader<'a, '_> {
                 }
             }
             T_OBJECT | T_NULL_OBJECT => {
-                t.nums.push(v(if tag == T_OBJECT { V_OBJ } else { V_NOBJ }));
+                self.put(t, &[v(if tag == T_OBJECT { V_OBJ } else { V_NOBJ })]);
                 let (mut names, mut index, mut named) = (Vec::new(), None, false);
                 for _ in 0..self.count(2, t)? {
                     let r = self.str(t)?;
@@ -844,23 +855,25 @@ impl<'a> Reader<'a, '_> {
             }
             T_BYTES | T_BIGINT | T_NEG_BIGINT => {
                 let big = tag != T_BYTES;
-                t.nums.push(v(if big { V_BIG } else { V_BYTES }));
+                self.put(t, &[v(if big { V_BIG } else { V_BYTES })]);
                 if big {
-                    t.nums.push(v(u8::from(tag == T_NEG_BIGINT)));
+                    self.put(t, &[v(u8::from(tag == T_NEG_BIGINT))]);
                 }
                 let n = self.count(1, t)?;
                 let b = self.take(n)?;
                 if big && (b.first() == Some(&0) || (tag == T_NEG_BIGINT && b.is_empty())) {
                     return Err("non-canonical bigint");
                 }
-                t.bytes.extend_from_slice(b);
+                if !self.lean {
+                    t.bytes.extend_from_slice(b);
+                }
             }
             T_DATE => {
                 let x = self.f64()?;
                 if !(x.is_nan() || (fract(x) == 0.0 && x.abs() <= MAX_DATE && !(x == 0.0 && x.is_sign_negative()))) {
                     return Err("bad Date");
                 }
-                t.nums.extend_from_slice(&[v(V_DATE), x]);
+                self.put(t, &[v(V_DATE), x]);
             }
             _ => return Err("unknown value tag"),
         }
@@ -942,6 +955,25 @@ pub fn decode_tape(bytes: &[u8]) -> Result<Tape> {
 /// [`decode_tape`], calling `visit` for each entry and field as it goes (the
 /// JS binding builds the engine's slots this way).
 pub fn decode_tape_with(bytes: &[u8], visit: &mut dyn FnMut(Visit, Clocks, u32) -> Result<()>) -> Result<Tape> {
+    decode_inner(bytes, visit, false)
+}
+
+/// [`decode_tape_with`]'s checks and visits in memory proportional to the
+/// keys, not to the values: the tape it returns holds only the header's six
+/// numbers (`now`, `ttl`, `idle`, `maxEntries`, `maxBytes`, `sweepBudget`)
+/// and the strings' code units (the duplicate checks compare them). A host
+/// that reads the values from the bytes itself (the JS binding) needs no
+/// more, where the full tape costs up to 12 bytes per input byte.
+///
+/// ```
+/// let t = lapse::snapshot::check_with(&[0; 4], &mut |_, _, _| Ok(()));
+/// assert!(t.is_err());
+/// ```
+pub fn check_with(bytes: &[u8], visit: &mut dyn FnMut(Visit, Clocks, u32) -> Result<()>) -> Result<Tape> {
+    decode_inner(bytes, visit, true)
+}
+
+fn decode_inner(bytes: &[u8], visit: &mut dyn FnMut(Visit, Clocks, u32) -> Result<()>, lean: bool) -> Result<Tape> {
     let le = |b: &[u8]| b.iter().rev().fold(0u64, |a, &x| a << 8 | u64::from(x));
     if bytes.is_empty() {
         return Err(corrupt("empty input"));
@@ -976,7 +1008,7 @@ pub fn decode_tape_with(bytes: &[u8], visit: &mut dyn FnMut(Visit, Clocks, u32) 
     if flags & FLAG_FOLLOWS != 0 {
         t.clock = ClockMode::Follow;
     }
-    let mut r = Reader { buf: content, pos: HEADER_LEN, now: 0.0, max_entries: 0, visit };
+    let mut r = Reader { buf: content, pos: HEADER_LEN, now: 0.0, max_entries: 0, visit, lean };
     let mut entry = usize::MAX;
     if let Err(m) = r.body(&mut t, &mut entry) {
         let at = if entry == usize::MAX { String::new() } else { cat(&["entry ", &uint(entry as u64), ", "]) };

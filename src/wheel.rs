@@ -14,7 +14,7 @@
 //! that is what bounds the pause of a tick.
 
 use crate::list::{Links, List};
-use alloc::{vec, vec::Vec};
+use alloc::vec::Vec;
 
 const BITS: u32 = 6;
 const SLOTS: usize = 1 << BITS;
@@ -61,7 +61,9 @@ impl Default for Wheel {
     fn default() -> Self {
         Wheel {
             cur: 0,
-            buckets: vec![List::default(); LEVELS * SLOTS],
+            // Allocated by the first `schedule` (or `try_reserve`): 8 KB that
+            // a cache which never holds an entry should not pay.
+            buckets: Vec::new(),
             occupied: [0; LEVELS],
             links: Links::default(),
             home: Vec::new(),
@@ -74,6 +76,23 @@ impl Wheel {
     pub fn grow(&mut self, len: usize) {
         self.links.grow(len);
         self.home.resize(len, NONE);
+    }
+
+    /// Room for `extra` more slots and the buckets, so that neither a
+    /// following `grow` nor `schedule` allocates.
+    pub fn try_reserve(&mut self, extra: usize) -> Result<(), alloc::collections::TryReserveError> {
+        if self.buckets.is_empty() {
+            self.buckets.try_reserve_exact(LEVELS * SLOTS)?;
+            self.buckets.resize(LEVELS * SLOTS, List::default());
+        }
+        self.links.try_reserve(extra)?;
+        self.home.try_reserve_exact(extra)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn init_buckets(&mut self) {
+        self.buckets.resize(LEVELS * SLOTS, List::default());
     }
 
     pub fn len(&self) -> usize {
@@ -93,6 +112,9 @@ impl Wheel {
         let level = if diff == 0 { 0 } else { (63 - diff.leading_zeros() as usize) / BITS as usize };
         let g = group(t, level);
         let b = level * SLOTS + g;
+        if self.buckets.is_empty() {
+            self.init_buckets();
+        }
         self.links.push_front(&mut self.buckets[b], s);
         self.occupied[level] |= 1 << g;
         self.home[s as usize] = b as u16;

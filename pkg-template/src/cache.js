@@ -7,7 +7,11 @@
 // After every call that changes the engine, `#drain()` replays the engine's
 // removal log (three u32 words per removed slot) and refreshes the views,
 // which go stale whenever wasm memory grows (any cache instance can grow it,
-// so the views are module-wide).
+// so the views are module-wide). A call can also grow memory and then throw,
+// and a user callback can make another cache do so, so no code trusts the
+// views it last saw: everything that reads them checks for a detached
+// buffer first (`sync()`), or, on the hot paths, reads through a check that
+// fails safe (a detached view reads `undefined`: "not live", then re-check).
 
 import { RawEngine, wasmMemory } from "./glue.js";
 
@@ -116,14 +120,23 @@ function clockOption(now, clock) {
 }
 
 // A growing wasm memory detaches its old buffer, which empties every view of
-// it; that is cheaper to test than reading `memory.buffer` on every call.
+// it (length 0): cheaper to test than reading `memory.buffer` on every call,
+// and true whoever grew it, this cache or another, successfully or not.
 function sync() {
-  if (F64.length === 0) {
+  if (U8.length === 0) {
     const b = memory.buffer;
     F64 = new Float64Array(b);
     U8 = new Uint8Array(b);
     U32 = new Uint32Array(b);
   }
+}
+
+// A dropped cache's engine is freed by wasm-bindgen's glue, which registers
+// every RawEngine with a FinalizationRegistry: only its TtlCache refers to
+// it, so both go together (tests/js/exhaustion.test.mjs checks it).
+
+function freed() {
+  return new Error("TtlCache: this cache was freed (free() or [Symbol.dispose]) and can no longer be used");
 }
 
 /** Grows `a` in place to `cap`, padding with `undefined` (no holes). */
@@ -247,7 +260,11 @@ function checkOptions(arg, opts, allowed) {
   }
 }
 
-// Parsed per-write options (module scratch, to keep `set` allocation-free).
+// parseWrite's results besides the flags (module scratch, to keep `set`
+// allocation-free). A getter or a `Date` subclass in `opts` is user code
+// that may write to any cache with options, so parseWrite stores these only
+// after its last user code has run, and every caller copies them into
+// locals on the very next line: nothing can run in between.
 let wTtl = 0;
 let wIdle = 0;
 let wAt = 0;
@@ -257,24 +274,26 @@ function parseWrite(opts) {
   checkOptions("opts", opts, WRITE_OPTIONS);
   let flags = 0;
   const { ttl, idle, expireAt, keepTtl } = opts;
+  let at = 0;
   if (ttl !== undefined) {
     checkNumber("ttl", ttl);
-    wTtl = ttl;
     flags |= HAS_TTL;
   }
   if (idle !== undefined) {
     checkNumber("idle", idle);
-    wIdle = idle;
     flags |= HAS_IDLE;
   }
   if (expireAt !== undefined) {
-    wAt = toTime("expireAt", expireAt);
+    at = toTime("expireAt", expireAt);
     flags |= HAS_AT;
   }
   if (keepTtl !== undefined) {
     if (typeof keepTtl !== "boolean") throw new TypeError(`keepTtl: must be a boolean, got ${describe(keepTtl)}`);
     if (keepTtl) flags |= KEEP_TTL;
   }
+  wTtl = flags & HAS_TTL ? ttl : 0;
+  wIdle = flags & HAS_IDLE ? idle : 0;
+  wAt = at;
   return flags;
 }
 
@@ -475,7 +494,6 @@ export class TtlCache {
     this.#ttl = ttl;
     this.#idle = idle;
     this.#maxEntries = maxEntries;
-    this.#pend = U32[this.#st + ST_PENDING_PTR] >>> 2;
     this.#npCap = this.#eng.pendingCap();
     if (maxEntries !== Infinity) this.#ghostCap = maxEntries;
     if (grace > 0) {
@@ -495,14 +513,50 @@ export class TtlCache {
    * a stale state.
    */
   #e() {
+    const e = this.#eng;
+    if (e === null) throw freed();
     sync();
     F64[this.#nowAt] = this.#now;
     if (this.#np !== 0) {
+      sync();
       U32[this.#st + ST_PENDING] = this.#np;
       this.#np = 0;
       this.#owes = true;
     }
-    return this.#eng;
+    return e;
+  }
+
+  /**
+   * Returns the wasm memory this cache holds (its engine) now, rather than
+   * when the garbage collector finds it unreachable. Every method then
+   * throws. Calling it again does nothing.
+   */
+  free() {
+    const e = this.#eng;
+    if (e === null) return;
+    this.#eng = null;
+    this.#index = new Map();
+    this.#keys = [];
+    this.#vals = [];
+    this.#spare = [];
+    this.#np = 0;
+    this.#ghosts = 0;
+    this.#ghostFifo = [];
+    this.#ghostHead = 0;
+    e.free();
+    sync();
+  }
+
+  /** The error of a failed write, after re-reading where the columns are. */
+  #failed() {
+    const err = this.#eng.takeError();
+    this.#drain();
+    return err;
+  }
+
+  /** Throws if `free()` was called (the read paths' misses come here). */
+  #alive() {
+    if (this.#eng === null) throw freed();
   }
 
   /** The current epoch, with its end queued (a followed clock's reading is good until then). */
@@ -580,6 +634,9 @@ export class TtlCache {
     if (U32[st + ST_CAP] !== this.#cap || U32[st + ST_TIMES] >>> 3 !== this.#t) this.#rebase();
     const n = U32[st + ST_LOG_LEN];
     if (n === 0) return null;
+    // Consumed: a drain after a call that failed before publishing must not
+    // replay it (its slots may hold other keys by then).
+    U32[st + ST_LOG_LEN] = 0;
     const keys = this.#keys;
     const vals = this.#vals;
     const calls = this.#dispose === undefined ? null : [];
@@ -673,6 +730,7 @@ export class TtlCache {
 
 
   #live(s) {
+    sync();
     const t = this.#t + s * 3;
     const now = this.#now;
     return F64[t] > now && F64[t + 1] + F64[t + 2] > now;
@@ -680,6 +738,7 @@ export class TtlCache {
 
   /** Restarts the slot's idle window and bumps its eviction counter. */
   #read(s) {
+    sync();
     F64[this.#t + s * 3 + 1] = this.#now;
     const f = this.#f + s;
     const q = U8[f];
@@ -687,6 +746,7 @@ export class TtlCache {
   }
 
   #deadline(s) {
+    sync();
     const t = this.#t + s * 3;
     const idle = F64[t + 1] + F64[t + 2];
     return F64[t] < idle ? F64[t] : idle;
@@ -732,17 +792,22 @@ export class TtlCache {
   /** The slot of `key`, live or not yet swept; `undefined` if none (or a ghost). */
   #slot(key) {
     const s = this.#index.get(key);
+    if (s === undefined) this.#alive();
     return s === undefined || s < 0 ? undefined : s;
   }
 
   /**
-   * Ghost count bookkeeping before `key`, looked up as a ghost before a
-   * write, takes its new slot. Reads the index again: the write's evictions
-   * may have dropped the ghost already.
+   * Drops `key`'s ghost before it takes a new slot, so that it goes to the
+   * end of the index (iteration and snapshot order), as a new key does: a
+   * Map keeps an existing key's place. Reads the index again: the write's
+   * evictions may have dropped the ghost already.
    */
   #revive(key) {
     const g = this.#index.get(key);
-    if (g !== undefined && g < 0) this.#ghosts--;
+    if (g !== undefined && g < 0) {
+      this.#index.delete(key);
+      this.#ghosts--;
+    }
   }
 
   /** Drops `key`'s ghost, if it still has one (a returning write stored nothing). */
@@ -756,7 +821,7 @@ export class TtlCache {
 
   /** The live slot of `key`, or NIL. Does not remove a dead one. */
   #liveSlot(key) {
-    const s = this.#slot(key);
+    const s = this.#slot(key); // throws after free()
     return s !== undefined && this.#liveKey(s) ? s : NIL;
   }
 
@@ -770,6 +835,7 @@ export class TtlCache {
 
   /** The cache's clock, in ms (read from a followed clock if not read in this run yet). */
   get now() {
+    this.#alive();
     if (this.#seen !== epoch) this.#time();
     return this.#now;
   }
@@ -834,7 +900,16 @@ export class TtlCache {
         return this;
       }
     }
-    return this.#setSlow(key, value, opts, s);
+    return this.#setSlow(key, value, opts);
+  }
+
+  /** What the index holds for `key` (a slot, a ghost or undefined); WRONGTYPE on a live hash. */
+  #plainSlot(key) {
+    const s = this.#index.get(key);
+    if (s !== undefined && s >= 0 && this.#vals[s] instanceof Hash && this.#liveKey(s)) {
+      throw wrongType("hash", "plain value");
+    }
+    return s;
   }
 
   /**
@@ -843,6 +918,7 @@ export class TtlCache {
    * an earlier one must be rescheduled by the engine. False: nothing done.
    */
   #overwrite(s, value, ttl, idle) {
+    sync();
     const F = F64; // one module-slot load, not one per access
     const now = this.#now;
     const abs = now + ttl;
@@ -875,6 +951,7 @@ export class TtlCache {
    * bad key, or a deadline already past.
    */
   #add(key, value, ttl, idle) {
+    sync();
     const now = this.#now;
     const abs = now + ttl;
     const lastIdle = now + idle;
@@ -905,25 +982,35 @@ export class TtlCache {
     return U32[this.#st + ST_ENTRIES] + this.#np >= this.#maxEntries;
   }
 
-  /** The rest of set(): `s` is what the index held for `key` on entry. */
-  #setSlow(key, value, opts, s) {
+  /**
+   * The rest of set(). User code (option getters, a `Date` subclass, sizeOf)
+   * may change this cache or any other, so the key is looked up only after
+   * the last of it has run: a slot found before could now be another key's.
+   */
+  #setSlow(key, value, opts) {
     checkString("key", key);
     checkValue(value);
+    this.#alive();
     let flags = parseWrite(opts);
-    if (this.#sizeOf === undefined && (flags & (HAS_AT | KEEP_TTL)) === 0 && this.#quickSet(key, value, s, flags)) {
+    const ttl = wTtl;
+    const idle = wIdle;
+    const at = wAt;
+    let w = 0;
+    if (this.#sizeOf !== undefined) {
+      this.#plainSlot(key); // WRONGTYPE before sizeOf sees the value
+      w = this.#measure(value, key);
+    }
+    let s = this.#plainSlot(key);
+    if (this.#sizeOf === undefined && (flags & (HAS_AT | KEEP_TTL)) === 0 && this.#quickSet(key, value, s, flags, ttl, idle)) {
       if (this.#loading !== 0) this.#invalidate(key, undefined);
       return this;
     }
     const returning = s !== undefined && s < 0;
-    if (s === undefined || returning) {
-      s = NIL;
-    } else if (this.#vals[s] instanceof Hash && this.#liveKey(s)) {
-      throw wrongType("hash", "plain value");
-    }
-    const w = this.#sizeOf === undefined ? 0 : this.#measure(value, key);
+    if (s === undefined || returning) s = NIL;
     if (returning) flags |= TO_MAIN;
-    const r = this.#e().write(s, flags, wTtl, wIdle, wAt, w);
-    if (r === FAILED) throw this.#e().takeError();
+    const r = this.#e().write(s, flags, ttl, idle, at, w);
+    // A failed write can still have grown (moved) the engine's columns.
+    if (r === FAILED) throw this.#failed();
     const calls = this.#drain();
     if (returning && r === NIL) this.#forget(key);
     let pending = calls;
@@ -951,9 +1038,9 @@ export class TtlCache {
    * #overwrite and #add), for writes with options, a returning ghost, or a
    * `dispose` to call. False: the engine's path, which validates and throws.
    */
-  #quickSet(key, value, s, flags) {
-    const ttl = flags & HAS_TTL ? wTtl : this.#ttl;
-    const idle = flags & HAS_IDLE ? wIdle : this.#idle;
+  #quickSet(key, value, s, flags, wttl, widle) {
+    const ttl = flags & HAS_TTL ? wttl : this.#ttl;
+    const idle = flags & HAS_IDLE ? widle : this.#idle;
     if (!(ttl > 0 && idle > 0)) return false;
     if (s !== undefined && s >= 0) {
       const prev = this.#vals[s];
@@ -967,9 +1054,14 @@ export class TtlCache {
       this.#e().commit();
       this.#drain();
     }
-    if (!this.#add(key, value, ttl, idle)) return false;
+    // A returning ghost, still in the index (no removal since the lookup),
+    // leaves it first: the key goes to the end, as a new key does.
+    if (s !== undefined) this.#index.delete(key);
+    if (!this.#add(key, value, ttl, idle)) {
+      if (s !== undefined) this.#index.set(key, s);
+      return false;
+    }
     if (s !== undefined) {
-      // A returning ghost, still in the index: no removal since the lookup.
       U32[this.#pend + this.#np - 1] |= TO_MAIN_BIT;
       this.#ghosts--;
     }
@@ -977,9 +1069,12 @@ export class TtlCache {
   }
 
   #refill() {
-    this.#e().reserve(RESERVE_BATCH);
+    // A few slots for a small cache, up to RESERVE_BATCH for a big one: the
+    // engine grows its columns to hold what it hands out.
+    this.#e().reserve(Math.min(RESERVE_BATCH, Math.max(8, this.#index.size)));
     this.#drain();
     const st = this.#st;
+    this.#pend = U32[st + ST_PENDING_PTR] >>> 2;
     const p = U32[st + ST_SPARE] >>> 2;
     const spare = this.#spare;
     for (let i = p + U32[st + ST_SPARE_LEN] - 1; i >= p; i--) spare.push(U32[i]);
@@ -1003,12 +1098,22 @@ export class TtlCache {
         this.#hits++;
         return v;
       }
-      this.#misses++;
-      this.#expireNow(s);
-      return undefined;
+      return this.#getDead(key, s);
     }
     checkString("key", key);
+    this.#alive();
     this.#misses++;
+    return undefined;
+  }
+
+  /** get() of a slot that looked dead: maybe only through stale views. */
+  #getDead(key, s) {
+    if (U8.length === 0) {
+      sync();
+      return this.get(key);
+    }
+    this.#misses++;
+    this.#expireNow(s);
     return undefined;
   }
 
@@ -1125,6 +1230,7 @@ export class TtlCache {
 
   /** Keys held, including expired ones a sweep has not reached yet. */
   get size() {
+    this.#alive();
     return this.#index.size - this.#ghosts - this.#graced;
   }
 
@@ -1150,15 +1256,30 @@ export class TtlCache {
     }
   }
 
-  *keys() {
+  keys() {
+    this.#alive();
+    return this.#keysGen();
+  }
+
+  *#keysGen() {
     for (const [k] of this.#liveSlots()) yield k;
   }
 
-  *values() {
+  values() {
+    this.#alive();
+    return this.#valuesGen();
+  }
+
+  *#valuesGen() {
     for (const [, s] of this.#liveSlots()) yield this.#valueOf(s);
   }
 
-  *entries() {
+  entries() {
+    this.#alive();
+    return this.#entriesGen();
+  }
+
+  *#entriesGen() {
     for (const [k, s] of this.#liveSlots()) yield [k, this.#valueOf(s)];
   }
 
@@ -1178,8 +1299,9 @@ export class TtlCache {
   /** Counters and gauges for tuning. */
   stats() {
     this.#sync();
-    const a = this.#e().stats();
+    const p = this.#e().stats() >>> 3;
     sync();
+    const a = F64.slice(p, p + 16);
     const reads = this.#hits + this.#misses;
     return {
       hits: this.#hits,
@@ -1240,22 +1362,30 @@ export class TtlCache {
     checkString("key", key);
     checkString("field", field);
     checkValue(value);
+    this.#alive();
     let flags = parseWrite(opts);
-    let h = this.#index.get(key);
+    const ttl = wTtl;
+    const idle = wIdle;
+    const at = wAt;
+    let w = 0;
+    if (this.#sizeOf !== undefined) {
+      this.#hashTarget(key); // WRONGTYPE before sizeOf sees the value
+      w = this.#measure(value, key, field);
+    }
+    // Looked up after the last user code (see #setSlow).
+    let h = this.#hashTarget(key);
     let f = NIL;
     const returning = h !== undefined && h < 0;
     if (h === undefined || returning) {
       h = NIL;
     } else if (this.#liveKey(h)) {
-      const box = this.#vals[h];
-      if (!(box instanceof Hash)) throw wrongType("plain value", "hash");
-      const fs = box.fields.get(field);
+      const fs = this.#vals[h].fields.get(field);
       if (fs !== undefined) f = fs;
     }
-    const w = this.#sizeOf === undefined ? 0 : this.#measure(value, key, field);
     if (returning) flags |= TO_MAIN;
-    const r = this.#e().hwrite(h, f, flags, wTtl, wIdle, wAt, w);
-    if (r === FAILED) throw this.#e().takeError();
+    const r = this.#e().hwrite(h, f, flags, ttl, idle, at, w);
+    // A failed write can still have grown (moved) the engine's columns.
+    if (r === FAILED) throw this.#failed();
     let calls = this.#drain();
     if (returning && r === NIL) this.#forget(key);
     if (calls === null && this.#dispose !== undefined) calls = [];
@@ -1288,6 +1418,15 @@ export class TtlCache {
     if (this.#loading !== 0) this.#invalidate(key, field, true);
     this.#flush(calls);
     return isNew;
+  }
+
+  /** What the index holds for `key`; WRONGTYPE on a live plain entry. */
+  #hashTarget(key) {
+    const h = this.#index.get(key);
+    if (h !== undefined && h >= 0 && !(this.#vals[h] instanceof Hash) && this.#liveKey(h)) {
+      throw wrongType("plain value", "hash");
+    }
+    return h;
   }
 
   /** A live field's value, restarting the field's and the key's idle windows. */
@@ -1695,38 +1834,76 @@ export class TtlCache {
    * @returns {Uint8Array}
    */
   snapshot() {
+    // Everything is copied out first: walking the values runs user code
+    // (getters) that may change this cache, and must not pair a key with
+    // another key's clocks or value. The snapshot is the cache as it was
+    // when snapshot() was called.
+    this.#alive();
     this.#sync();
-    const live = [];
-    for (const [key, s] of this.#index) if (s >= 0 && this.#liveKey(s)) live.push(key, s);
-    const o = this.#opts;
-    const w = new Writer();
-    w.header(this.#now, this.#clock !== undefined, o.ttl, o.idle, o.maxEntries, o.maxBytes, o.sweepBudget, live.length / 2);
     const sized = this.#sizeOf !== undefined;
-    for (let i = 0; i < live.length; i += 2) {
-      const key = live[i];
-      const s = live[i + 1];
+    const rows = []; // per entry: key, value or null, abs, last, idle, weight, then per field the same
+    const shape = []; // per entry: -1 plain, or its number of fields
+    for (const [key, s] of this.#index) {
+      if (s < 0 || !this.#liveKey(s)) continue;
       const v = this.#vals[s];
-      const t = this.#t + s * 3;
+      this.#row(rows, key, v instanceof Hash ? null : v, s, sized && !(v instanceof Hash));
       if (!(v instanceof Hash)) {
-        w.head(0, key, F64[t], F64[t + 1], F64[t + 2], sized ? this.#e().slotWeight(s) : 0);
-        w.entry(v, key, undefined);
+        shape.push(-1);
         continue;
       }
-      w.head(1, key, F64[t], F64[t + 1], F64[t + 2], 0);
-      const fields = [];
-      for (const [name, f] of v.fields) if (this.#live(f)) fields.push(name, f);
-      w.varint(fields.length / 2);
-      for (let j = 0; j < fields.length; j += 2) {
-        const f = fields[j + 1];
-        const tf = this.#t + f * 3;
-        w.head(2, fields[j], F64[tf], F64[tf + 1], F64[tf + 2], sized ? this.#e().slotWeight(f) : 0);
-        w.entry(this.#vals[f], key, fields[j]);
+      let n = 0;
+      for (const [name, f] of v.fields) {
+        if (!this.#live(f)) continue;
+        this.#row(rows, name, this.#vals[f], f, sized);
+        n++;
+      }
+      shape.push(n);
+    }
+    const o = this.#opts;
+    const w = new Writer();
+    w.header(this.#now, this.#clock !== undefined, o.ttl, o.idle, o.maxEntries, o.maxBytes, o.sweepBudget, shape.length);
+    let r = 0;
+    for (let i = 0; i < shape.length; i++) {
+      const key = rows[r];
+      w.head(shape[i] < 0 ? 0 : 1, key, rows[r + 2], rows[r + 3], rows[r + 4], rows[r + 5]);
+      if (shape[i] < 0) {
+        w.entry(rows[r + 1], key, undefined);
+        r += 6;
+        continue;
+      }
+      r += 6;
+      w.varint(shape[i]);
+      for (let j = 0; j < shape[i]; j++, r += 6) {
+        w.head(2, rows[r], rows[r + 2], rows[r + 3], rows[r + 4], rows[r + 5]);
+        w.entry(rows[r + 1], key, rows[r]);
       }
     }
     const out = w.finish();
-    this.#e().checkSnapshot(out);
-    this.#flush(this.#drain());
+    this.#check(out);
     return out;
+  }
+
+  /** Appends a snapshot row: name, value, clocks and recorded size of slot `s`. */
+  #row(rows, name, v, s, sized) {
+    sync();
+    const t = this.#t + s * 3;
+    rows.push(name, v, F64[t], F64[t + 1], F64[t + 2], sized ? this.#eng.slotWeight(s) : 0);
+  }
+
+  /**
+   * Has the engine check snapshot bytes this side wrote. The bytes are copied
+   * into a buffer the engine allocates fallibly: too big for wasm memory is
+   * a RangeError, and the cache is unchanged.
+   */
+  #check(out) {
+    const e = this.#e();
+    copyIn(e, out, "snapshot");
+    try {
+      e.checkSnapshot();
+    } finally {
+      sync();
+    }
+    this.#flush(this.#drain());
   }
 
   /**
@@ -1749,15 +1926,19 @@ export class TtlCache {
     }
     const o = opts === undefined ? {} : opts;
     checkOptions("opts", o, RESTORE_OPTIONS);
-    optionalFunction("sizeOf", o.sizeOf);
-    optionalFunction("dispose", o.dispose);
+    const sizeOf = optionalFunction("sizeOf", o.sizeOf);
+    const dispose = optionalFunction("dispose", o.dispose);
     const optNow = o.now;
     const optClock = o.clock;
     clockOption(optNow, optClock);
+    // Our own copy: the bytes are read twice (checked in wasm, then decoded
+    // here), and must be the same bytes both times.
+    const copy = Uint8Array.prototype.slice.call(bytes);
     const raw = new RawEngine(0, Infinity, Infinity, Infinity, Infinity, 0);
-    let packed;
+    let h;
     try {
-      packed = raw.restore(bytes);
+      copyIn(raw, copy, "bytes");
+      h = raw.restore();
     } catch (e) {
       raw.free();
       throw e;
@@ -1766,27 +1947,22 @@ export class TtlCache {
       // even when this restore throws (the constructor below may, too).
       sync();
     }
-    const nn = packed[0];
-    const nu = packed[1];
-    const nums = packed.subarray(3, 3 + nn);
-    const units = packed.subarray(3 + nn, 3 + nn + nu);
-    const bin = Uint8Array.from(packed.subarray(3 + nn + nu));
     // The clock mode is a header flag of version 2 (the decoder checked it);
     // version 1 had none and reads as manual. Options override it.
-    const follows = bytes[4] >= 2 && (bytes[6] & 1) !== 0;
+    const follows = copy[4] >= 2 && (copy[6] & 1) !== 0;
     let c;
     adopting = raw;
     try {
       c = new TtlCache({
-        now: optClock !== undefined ? undefined : optNow !== undefined ? optNow : follows ? undefined : nums[0],
+        now: optClock !== undefined ? undefined : optNow !== undefined ? optNow : follows ? undefined : h[0],
         clock: optClock,
-        ttl: nums[1],
-        idle: nums[2],
-        maxEntries: nums[3],
-        maxBytes: nums[4],
-        sweepBudget: nums[5],
-        sizeOf: o.sizeOf,
-        dispose: o.dispose,
+        ttl: h[1],
+        idle: h[2],
+        maxEntries: h[3],
+        maxBytes: h[4],
+        sweepBudget: h[5],
+        sizeOf,
+        dispose,
         refresh: o.refresh,
         grace: o.grace,
         onLoadError: o.onLoadError,
@@ -1797,24 +1973,22 @@ export class TtlCache {
     } finally {
       adopting = null;
     }
-    c.#fill(new TapeReader(nums, units, bin));
+    c.#fill(new ByteReader(copy));
     return c;
   }
 
   /**
-   * Fills the key index, keys and values from a restore tape (grammar in
-   * src/snapshot.rs `Tape`). The engine handed out slots 0, 1, 2, ... in tape
-   * order, hashes before their fields.
+   * Fills the key index, keys and values from snapshot bytes the engine has
+   * checked (format: SNAPSHOT.md). The engine handed out slots 0, 1, 2, ...
+   * in order, hashes before their fields.
    */
   #fill(r) {
-    r.i = 6;
-    const count = r.num();
+    const count = r.header();
     let slot = 0;
     for (let e = 0; e < count; e++) {
       const s = slot++;
-      const key = r.str();
-      const kind = r.num();
-      r.i += 4; // clocks and size: the engine has them
+      const kind = r.head();
+      const key = r.name;
       this.#index.set(key, s);
       this.#keys[s] = key;
       if (kind === 0) {
@@ -1823,11 +1997,11 @@ export class TtlCache {
       }
       const box = new Hash();
       this.#vals[s] = box;
-      const nf = r.num();
+      const nf = r.varint();
       for (let i = 0; i < nf; i++) {
         const f = slot++;
-        const name = r.str();
-        r.i += 4;
+        r.head();
+        const name = r.name;
         box.fields.set(name, f);
         this.#keys[f] = name;
         this.#vals[f] = r.value();
@@ -1836,24 +2010,36 @@ export class TtlCache {
   }
 }
 
+// `using cache = new TtlCache()` calls free() at the end of the block, where
+// the runtime has explicit resource management (Symbol.dispose).
+if (typeof Symbol.dispose === "symbol") {
+  Object.defineProperty(TtlCache.prototype, Symbol.dispose, {
+    value: function dispose() {
+      this.free();
+    },
+    writable: true,
+    configurable: true,
+  });
+}
+
+/**
+ * Copies `bytes` into a buffer engine `e` allocates for them (fallibly:
+ * wasm-bindgen's own argument copy aborts the instance when memory runs out).
+ */
+function copyIn(e, bytes, arg) {
+  const p = e.input(bytes.length);
+  if (p === 0 && bytes.length !== 0) {
+    throw new RangeError(`${arg}: out of memory: wasm memory cannot hold ${bytes.length} bytes`);
+  }
+  sync();
+  U8.set(bytes, p);
+}
+
 // ---- snapshots: the writer (format: SNAPSHOT.md) and the restore tape reader --
 //
 // The decoder is Rust's (src/snapshot.rs); it checks every snapshot written
 // here before snapshot() returns it, and accepts only canonical encodings.
 
-const V_UNDEF = 0;
-const V_NULL = 1;
-const V_FALSE = 2;
-const V_TRUE = 3;
-const V_NUM = 4;
-const V_STR = 5;
-const V_ARR = 6;
-const V_OBJ = 7;
-const V_NOBJ = 8;
-const V_BYTES = 9;
-const V_DATE = 10;
-const V_MAP = 11;
-const V_BIG = 12;
 const MAX_DEPTH = 64;
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 // Value tags of the format.
@@ -2124,57 +2310,133 @@ class Writer {
   }
 }
 
-/** Reads a restore tape back into JS values. */
-class TapeReader {
-  constructor(nums, units, bytes) {
-    this.nums = nums;
-    this.units = units;
-    this.bin = bytes;
-    this.i = 0;
-    this.u = 0;
-    this.b = 0;
+/**
+ * Reads keys and values back from snapshot bytes the engine has checked
+ * (every rule of SNAPSHOT.md holds, so nothing is re-checked here). Reading
+ * them here, not from a tape the engine builds, keeps the wasm memory a
+ * restore needs proportional to the keys: a tape costs up to 12 bytes of
+ * wasm memory per snapshot byte.
+ */
+class ByteReader {
+  constructor(bytes) {
+    this.b = bytes;
+    this.dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    this.p = 0;
+    this.name = "";
   }
 
-  num() {
-    return this.nums[this.i++];
+  /** Skips the header and options; returns the entry count. */
+  header() {
+    this.p = 16 + 24;
+    for (let i = 0; i < 3; i++) this.varint();
+    return this.varint();
+  }
+
+  /** A count or length (at most the input's length, so a safe integer). */
+  varint() {
+    const b = this.b;
+    let v = 0;
+    let m = 1;
+    for (;;) {
+      const x = b[this.p++];
+      v += (x & 127) * m;
+      if (x < 128) return v;
+      m *= 128;
+    }
+  }
+
+  /** A varint that may exceed 2^53 (an integer value's zigzag form). */
+  bigVarint() {
+    const b = this.b;
+    let v = 0n;
+    let shift = 0n;
+    for (;;) {
+      const x = b[this.p++];
+      v |= BigInt(x & 127) << shift;
+      if (x < 128) return v;
+      shift += 7n;
+    }
+  }
+
+  f64() {
+    const x = this.dv.getFloat64(this.p, true);
+    this.p += 8;
+    return x;
   }
 
   str() {
-    const len = this.num();
-    const u = this.units;
+    const h = this.varint();
+    const len = Math.floor(h / 2);
+    const b = this.b;
+    let p = this.p;
     let s = "";
-    for (let p = this.u, end = p + len; p < end; p += 8192) {
-      s += String.fromCharCode.apply(null, u.subarray(p, Math.min(end, p + 8192)));
+    if (h % 2 === 0) {
+      const end = p + len;
+      for (let q = p; q < end; q += 8192) {
+        s += String.fromCharCode.apply(null, b.subarray(q, Math.min(end, q + 8192)));
+      }
+      p = end;
+    } else {
+      const units = new Uint16Array(Math.min(len, 8192));
+      for (let done = 0; done < len; ) {
+        const n = Math.min(len - done, 8192);
+        for (let i = 0; i < n; i++, p += 2) units[i] = b[p] | (b[p + 1] << 8);
+        s += String.fromCharCode.apply(null, n === units.length ? units : units.subarray(0, n));
+        done += n;
+      }
     }
-    this.u += len;
+    this.p = p;
     return s;
   }
 
+  /** An entry's or field's head: sets `name`, skips clocks and size; returns the kind. */
+  head() {
+    const f = this.b[this.p++];
+    this.name = this.str();
+    this.p += 8 + (f & 4 ? 8 : 0) + (f & 8 ? 8 : 0);
+    if (f & 16) this.varint();
+    return f & 3;
+  }
+
+  bytes(n) {
+    const out = this.b.slice(this.p, this.p + n);
+    this.p += n;
+    return out;
+  }
+
   value() {
-    const t = this.num();
+    const t = this.b[this.p++];
     switch (t) {
-      case V_UNDEF:
+      case F_UNDEF:
         return undefined;
-      case V_NULL:
+      case F_NULL:
         return null;
-      case V_FALSE:
+      case F_FALSE:
         return false;
-      case V_TRUE:
+      case F_TRUE:
         return true;
-      case V_NUM:
-        return this.num();
-      case V_STR:
+      case F_INT: {
+        const start = this.p;
+        const z = this.varint();
+        if (z <= MAX_SAFE) return z % 2 === 1 ? -(z + 1) / 2 : z / 2;
+        this.p = start;
+        const zb = this.bigVarint();
+        return Number(zb & 1n ? -((zb + 1n) >> 1n) : zb >> 1n);
+      }
+      case F_FLOAT:
+        return this.f64();
+      case F_STRING:
         return this.str();
-      case V_ARR: {
-        const n = this.num();
+      case F_ARRAY: {
+        const n = this.varint();
         const a = [];
         for (let i = 0; i < n; i++) a.push(this.value());
         return a;
       }
-      case V_OBJ:
-      case V_NOBJ: {
-        const n = this.num();
-        const o = t === V_OBJ ? {} : Object.create(null);
+      case F_OBJECT:
+      case F_NULL_OBJECT: {
+        const n = this.varint();
+        const o = t === F_OBJECT ? {} : Object.create(null);
         for (let i = 0; i < n; i++) {
           const k = this.str();
           const x = this.value();
@@ -2186,16 +2448,12 @@ class TapeReader {
         }
         return o;
       }
-      case V_BYTES: {
-        const n = this.num();
-        const b = this.bin.slice(this.b, this.b + n);
-        this.b += n;
-        return b;
-      }
-      case V_DATE:
-        return new Date(this.num());
-      case V_MAP: {
-        const n = this.num();
+      case F_BYTES:
+        return this.bytes(this.varint());
+      case F_DATE:
+        return new Date(this.f64());
+      case F_MAP: {
+        const n = this.varint();
         const m = new Map();
         for (let i = 0; i < n; i++) {
           const k = this.value();
@@ -2203,17 +2461,16 @@ class TapeReader {
         }
         return m;
       }
-      case V_BIG: {
-        const neg = this.num() === 1;
-        const n = this.num();
+      case F_BIGINT:
+      case F_NEG_BIGINT: {
+        const mag = this.bytes(this.varint());
         let hex = "";
-        for (let i = this.b; i < this.b + n; i++) hex += (this.bin[i] < 16 ? "0" : "") + this.bin[i].toString(16);
-        this.b += n;
+        for (let i = 0; i < mag.length; i++) hex += (mag[i] < 16 ? "0" : "") + mag[i].toString(16);
         const v = hex === "" ? 0n : BigInt("0x" + hex);
-        return neg ? -v : v;
+        return t === F_NEG_BIGINT ? -v : v;
       }
       default:
-        throw new Error(`snapshot: internal: bad restore tape tag ${t}`);
+        throw new Error(`snapshot: internal: bad value tag ${t}`);
     }
   }
 }

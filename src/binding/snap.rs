@@ -1,8 +1,9 @@
 //! `snapshot()` / `TtlCache.restore()` for JS.
 //!
-//! Decoding is Rust's: `restore` runs `crate::snapshot`'s decoder and hands
-//! JS a `Tape` (tags, counts, clocks and numbers; UTF-16 code units with
-//! lone surrogates intact; raw bytes) to build its values from. Encoding is
+//! Checking is Rust's: `restore` runs `crate::snapshot`'s decoder (its lean
+//! mode, `check_with`: no tape of values, so memory stays proportional to
+//! the keys) and builds the engine's slots as entries go by; JS then reads
+//! keys and values from the bytes the decoder accepted. Encoding is
 //! JS's (`cache.js` walks its values and writes the bytes: a Rust writer here
 //! cost 2.7 KB of the 40 KB gzipped budget); every snapshot JS writes goes
 //! through the same decoder (`checkSnapshot`) before `snapshot()` returns it,
@@ -14,21 +15,27 @@
 
 use wasm_bindgen::prelude::*;
 
-use super::RawEngine;
+use super::{headroom, oom, RawEngine};
 use crate::engine::{Kind, Times};
+use crate::error::Error;
 use crate::list::NIL;
 use crate::snapshot::{self, corrupt, Visit};
 use alloc::vec::Vec;
 
 #[wasm_bindgen]
 impl RawEngine {
-    /// Checks snapshot bytes JS wrote with the full decoder, so `snapshot()`
-    /// can never return bytes `restore` rejects. Commits queued inserts
-    /// first; changes nothing else.
+    /// Checks the snapshot bytes JS wrote into `input` with the full
+    /// decoder, so `snapshot()` can never return bytes `restore` rejects.
+    /// Commits queued inserts first; changes nothing else. Out of memory is
+    /// a `RangeError`, never a trap.
     #[wasm_bindgen(js_name = checkSnapshot)]
-    pub fn check_snapshot(&mut self, bytes: &[u8]) -> Result<(), JsValue> {
+    pub fn check_snapshot(&mut self) -> Result<(), JsValue> {
         self.call(|_| ());
-        snapshot::decode_tape(bytes)?;
+        let bytes = core::mem::take(&mut self.input);
+        let r =
+            room_to_check(bytes.len(), "snapshot").and_then(|()| snapshot::check_with(&bytes, &mut |_, _, _| Ok(())));
+        drop(bytes);
+        r?;
         Ok(())
     }
 
@@ -42,20 +49,32 @@ impl RawEngine {
         }
     }
 
-    /// Replaces this (fresh, empty) engine with the one `bytes` hold, and
-    /// returns the tape JS fills its side from, packed in one array:
-    /// `[nNums, nUnits, nBytes, ...nums, ...units, ...bytes]`. Corrupt bytes
-    /// throw a plain `Error` saying what is wrong and change nothing;
-    /// nothing traps.
-    pub fn restore(&mut self, bytes: &[u8]) -> Result<Vec<f64>, JsValue> {
-        // Decode once to check everything and learn the options, then again
-        // to build the engine's slots as the entries go by.
-        let h = snapshot::decode_tape(bytes)?.nums;
+    /// Replaces this (fresh, empty) engine with the one the bytes in
+    /// `input` hold, and returns the header's numbers: `[now, ttl, idle,
+    /// maxEntries, maxBytes, sweepBudget]`. JS reads keys and values from
+    /// its own copy of the bytes (this decoder has checked them), so the
+    /// memory needed here is the input, the strings and the engine's slots,
+    /// not a tape of every value. Corrupt bytes throw a plain `Error`
+    /// saying what is wrong, out of memory a `RangeError`; either changes
+    /// nothing, and nothing traps.
+    pub fn restore(&mut self) -> Result<Vec<f64>, JsValue> {
+        let bytes = core::mem::take(&mut self.input);
+        room_to_check(bytes.len(), "bytes")?;
+        // Check everything and learn the options first, then build the
+        // engine's slots on a second pass, on an engine with the snapshot's
+        // clock (slots are scheduled as they arrive). `maxEntries` is set
+        // after: no preallocation from a declared bound.
+        let h = snapshot::check_with(&bytes, &mut |_, _, _| Ok(()))?.nums;
         let mut raw = RawEngine::new(h[0], h[1], h[2], f64::INFINITY, h[4], h[5])?;
         let e = &mut raw.e;
         e.set_max_entries((h[3] != f64::INFINITY).then_some(h[3] as u64));
         let (mut next, mut hash) = (0u32, NIL);
-        let t = snapshot::decode_tape_with(bytes, &mut |kind, k, w| {
+        let mut failed = None;
+        let r = snapshot::check_with(&bytes, &mut |kind, k, w| {
+            if e.try_room(1, 0, 64).is_err() {
+                failed = Some(oom("bytes"));
+                return Err(corrupt("out of memory"));
+            }
             let t = Times { abs: k.abs, last: k.last, idle: k.idle };
             let s = match kind {
                 Visit::Plain => e.restore_slot(Kind::Plain, NIL, t, w),
@@ -70,14 +89,26 @@ impl RawEngine {
             }
             next += 1;
             Ok(())
-        })?;
+        });
+        drop(bytes);
+        if let Some(err) = failed {
+            return Err(err.into());
+        }
+        r?;
         self.e = raw.e;
         self.publish();
-        let mut out = Vec::with_capacity(3 + t.nums.len() + t.units.len() + t.bytes.len());
-        out.extend_from_slice(&[t.nums.len() as f64, t.units.len() as f64, t.bytes.len() as f64]);
-        out.extend_from_slice(&t.nums);
-        out.extend(t.units.iter().map(|&u| f64::from(u)));
-        out.extend(t.bytes.iter().map(|&b| f64::from(b)));
-        Ok(out)
+        Ok(h)
+    }
+}
+
+/// Makes sure decoding `n` bytes cannot run out of memory halfway: the
+/// decoder's own allocations (the strings' code units, at most 2 bytes per
+/// input byte; the key ranges and the duplicate check, under 2 more) fit in
+/// memory taken and given back here.
+fn room_to_check(n: usize, arg: &'static str) -> Result<(), Error> {
+    if headroom(n.saturating_mul(4).saturating_add(4096)) {
+        Ok(())
+    } else {
+        Err(oom(arg))
     }
 }

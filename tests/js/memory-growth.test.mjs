@@ -15,6 +15,13 @@ test("a restore that grows memory and then throws leaves other caches readable",
   const big = new TtlCache({ now: 0, maxBytes: 1e9, sizeOf: () => 1 });
   for (let i = 0; i < 4; i++) big.set("k" + i + "x".repeat(400_000), i);
   const bytes = big.snapshot();
+  // snapshot() needed about as much memory as restore() will (the check's
+  // scratch, then given back): take that free memory up, so that the restore
+  // has to grow it.
+  const filler = new TtlCache({ now: 0 });
+  for (let i = 0, w0 = c.stats().wasmBytes; c.stats().wasmBytes === w0; ) {
+    for (const end = i + 1000; i < end; i++) filler.set("f" + i, i);
+  }
   const before = c.stats().wasmBytes;
   assert.throws(() => TtlCache.restore(bytes), (e) => e instanceof TypeError && /sizeOf/.test(e.message));
   // No call into wasm for `c` in between: `get` and `snapshot` read the views.

@@ -169,6 +169,12 @@ const opts: TtlCacheOptions<string> = { ttl: 1_000 };
 const w: SetOptions = { idle: 5 };
 void [opts, w];
 
+// ---- lifetime
+const short = new TtlCache<number>();
+const freeRet: void = short.free();
+const disposeRet: void = short[Symbol.dispose]();
+void freeRet;
+void disposeRet;
 // ---- loading: fetch / hfetch
 interface User {
   name: string;

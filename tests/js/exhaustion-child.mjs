@@ -1,0 +1,180 @@
+// Run by exhaustion.test.mjs in a child process (it takes wasm memory to its
+// 4 GiB limit, which no other test should share). Prints one JSON line:
+// {"ok": true, ...figures} or {"ok": false, "why": ...}. Exit code 0 either way
+// unless the process itself died.
+import { TtlCache } from "lapse";
+
+const out = { ok: true, failures: {} };
+function fail(why) {
+  console.log(JSON.stringify({ ok: false, why }));
+  process.exit(0);
+}
+
+/** Runs f; an Error is counted (it must not be a trap), anything else fails the run. */
+function attempt(what, f) {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof WebAssembly.RuntimeError) fail(`${what}: wasm trap: ${e.message}`);
+    if (!(e instanceof Error)) fail(`${what}: threw a non-Error: ${String(e)}`);
+    if (!/memory|too large|RangeError/i.test(`${e.constructor.name} ${e.message}`)) fail(`${what}: ${e.constructor.name}: ${e.message}`);
+    out.failures[what] = (out.failures[what] ?? 0) + 1;
+    return e;
+  }
+}
+
+function expect(cond, what) {
+  if (!cond) fail(what);
+}
+
+/** A bystander: checks everything it holds is still there, and that it works. */
+function makeBystander(i) {
+  const c = new TtlCache({ now: 0, ttl: 1e9, maxEntries: 1000 });
+  for (let j = 0; j < 20; j++) c.set(`k${j}`, `${i}:${j}`);
+  c.hset("h", "f", i);
+  return c;
+}
+
+function checkBystander(c, i, what) {
+  for (let j = 0; j < 20; j++) expect(c.get(`k${j}`) === `${i}:${j}`, `${what}: bystander ${i} lost k${j}`);
+  expect(c.hget("h", "f") === i, `${what}: bystander ${i} lost its hash`);
+  expect(c.size === 21, `${what}: bystander ${i} has ${c.size} keys`);
+  // Writes that need no new slot always work.
+  c.set("k0", `${i}:0`);
+  c.tick(1);
+}
+
+const bystanders = [0, 1, 2].map(makeBystander);
+const hogs = [];
+let full = null;
+
+// 1. Take wasm memory to its limit. Most of it goes to bare engines' input
+//    buffers (what restore() holds while it checks bytes; allocating 4 GiB
+//    through set() costs minutes of CPU); then one buffer is given back, and
+//    a real cache fills it with entries until a write fails for want of memory.
+const started = Date.now();
+const glue = await import(new URL("../../node_modules/lapse/dist/glue.js", import.meta.url));
+const ballast = [];
+for (let chunk = 256 << 20; chunk >= 64 << 10; chunk >>= 2) {
+  for (;;) {
+    const raw = attempt("new RawEngine (filling)", () => new glue.RawEngine(0, Infinity, Infinity, Infinity, Infinity, 0));
+    if (raw instanceof Error) break;
+    if (raw.input(chunk) === 0) {
+      raw.free();
+      break;
+    }
+    ballast.push(raw);
+  }
+}
+out.wasmBytes = bystanders[0].stats().wasmBytes;
+expect(out.wasmBytes > 3.9 * 2 ** 30, `wasm memory did not reach its limit: ${out.wasmBytes}`);
+ballast.shift().free(); // 256 MiB back, for entries
+{
+  const c = new TtlCache({ now: 0 });
+  hogs.push(c);
+  for (let j = 0; j < 1 << 24; j++) {
+    try {
+      c.set(`k${j}`, j);
+    } catch (e) {
+      attempt("set (filling)", () => {
+        throw e;
+      });
+      full = { cache: c, held: j };
+      break;
+    }
+  }
+}
+// What the cache could not use (a doubling of its columns did not fit) is
+// taken too, down to 4 KiB pieces: now even a small allocation fails.
+for (let chunk = 64 << 20; chunk >= 4 << 10; chunk >>= 2) {
+  for (;;) {
+    const raw = attempt("new RawEngine (filling)", () => new glue.RawEngine(0, Infinity, Infinity, Infinity, Infinity, 0));
+    if (raw instanceof Error) break;
+    if (raw.input(chunk) === 0) {
+      raw.free();
+      break;
+    }
+    ballast.push(raw);
+  }
+}
+out.fillSeconds = (Date.now() - started) / 1000;
+expect(full !== null, "filling a cache never ran out of memory");
+out.held = full.held;
+
+// 2. With memory exhausted: every call either works or throws a normal Error,
+//    and nothing held is lost.
+if (full !== null) {
+  const c = full.cache;
+  const held = full.held;
+  expect(c.size === held, `the cache that ran out holds ${c.size}, not ${held}`);
+  expect(c.get("k0") === 0 && c.get(`k${held - 1}`) === held - 1, `the cache that ran out lost entries: ${c.get("k0")} ${c.get(`k${held - 1}`)} ${c.get(`k${held - 2}`)} ${c.size} ${held}`);
+  attempt("set (full)", () => c.set(`k${held}`, held));
+  attempt("set with options (full)", () => c.set(`x${held}`, held, { ttl: 5 }));
+  attempt("hset (full)", () => c.hset("hh", "f", 1));
+  c.set("k0", "over"); // an overwrite needs no memory
+  expect(c.get("k0") === "over", "overwrite failed");
+}
+for (let i = 0; i < 200; i++) attempt("new TtlCache (full)", () => new TtlCache({ now: 0 }).set("a", 1));
+bystanders.forEach((b, i) => checkBystander(b, i, "exhausted"));
+for (const b of bystanders) {
+  for (let j = 0; j < 2000; j++) attempt("bystander set (full)", () => b.set(`n${j}`, j));
+  for (let j = 0; j < 200; j++) attempt("bystander hset (full)", () => b.hset(`hn${j}`, "f", j));
+  for (let j = 0; j < 2000; j++) b.delete(`n${j}`);
+  for (let j = 0; j < 200; j++) b.delete(`hn${j}`);
+  const snap = attempt("bystander snapshot (full)", () => b.snapshot());
+  if (!(snap instanceof Error)) attempt("restore (full)", () => TtlCache.restore(snap));
+  attempt("stats (full)", () => b.stats());
+}
+if (full !== null) {
+  attempt("snapshot of the big cache (full)", () => full.cache.snapshot());
+  attempt("restore of big bytes (full)", () => TtlCache.restore(new Uint8Array(64 << 20).fill(1)));
+}
+// A snapshot of a value too large for what is left: before, a trap.
+{
+  const b = bystanders[0];
+  // k1 exists: an overwrite needs no new slot.
+  b.set("k1", new Uint8Array(256 << 20));
+  attempt("snapshot of a huge value (full)", () => b.snapshot());
+  b.set("k1", "0:1");
+}
+bystanders.forEach((b, i) => checkBystander(b, i, "after the hostile calls"));
+
+// 3. Memory comes back: clear() and free() make room, everything works again.
+// clear() may need memory for its removal log; it works or is a RangeError.
+attempt("clear (full)", () => full.cache.clear());
+for (const raw of ballast) raw.free();
+full.cache.clear();
+expect(full.cache.size === 0, "clear() on the full cache failed");
+for (const h of hogs) h.free();
+const again = new TtlCache({ now: 0 });
+for (let j = 0; j < 100000; j++) again.set(`k${j}`, j);
+again.hset("h", "f", 1);
+expect(TtlCache.restore(again.snapshot()).size === 100001, "restore after recovery failed");
+bystanders.forEach((b, i) => checkBystander(b, i, "after recovery"));
+
+// 4. Throwaway caches, never freed: the garbage collector returns their memory.
+if (typeof globalThis.gc === "function") {
+  const probe = new TtlCache();
+  const churn = () => {
+    for (let i = 0; i < 20000; i++) {
+      const t = new TtlCache({ ttl: 1000 });
+      t.set("a", i);
+    }
+  };
+  churn();
+  for (let i = 0; i < 5; i++) {
+    globalThis.gc();
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const before = probe.stats().wasmBytes;
+  churn();
+  for (let i = 0; i < 5; i++) {
+    globalThis.gc();
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  churn();
+  out.churnGrowth = probe.stats().wasmBytes - before;
+  expect(out.churnGrowth < 64 << 20, `dropped caches were not reclaimed: wasm grew ${out.churnGrowth} bytes`);
+}
+
+console.log(JSON.stringify(out));

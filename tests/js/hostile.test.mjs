@@ -1,0 +1,290 @@
+// Issue 13's JS-side defects, one test each: what a hostile (or merely
+// unlucky) caller could do to the package before, and must not be able to do.
+// The randomized classes live in reentrancy.test.mjs and exhaustion.test.mjs.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { TtlCache } from "lapse";
+
+function entries(c) {
+  return [...c.entries()].map(([k, v]) => [k, v instanceof Map ? [...v] : v]);
+}
+
+function notTrap(e) {
+  assert.ok(!(e instanceof WebAssembly.RuntimeError), `a wasm trap surfaced: ${e}`);
+  assert.ok(e instanceof Error, `not an Error: ${e}`);
+  return true;
+}
+
+test("a failed restore that grew wasm memory leaves every other cache intact", () => {
+  const a = new TtlCache({ now: 0, ttl: 1000, maxEntries: 10 });
+  a.set("x", 1);
+  a.hset("h", "f", 2);
+  for (const bad of [new Uint8Array(4 << 20).fill(7), new Uint8Array(1 << 20)]) {
+    assert.throws(() => TtlCache.restore(bad), notTrap);
+    // Read paths first: they read wasm memory through views the failed call
+    // may have detached (before: undefined clocks, so "expired" and deleted).
+    assert.equal(a.get("x"), 1);
+    assert.equal(a.hget("h", "f"), 2);
+    assert.equal(a.ttl("x"), 1000);
+    // A queued insert lands in the engine, with its TTL and the bound.
+    a.set("y", 3);
+    assert.deepEqual(entries(a), [["x", 1], ["h", [["f", 2]]], ["y", 3]]);
+    assert.equal(TtlCache.restore(a.snapshot()).get("y"), 3);
+    a.delete("y");
+  }
+  // A snapshot taken with maxBytes, restored without sizeOf: throws, and
+  // grows memory first when it is big.
+  const big = new TtlCache({ now: 0, maxBytes: 1e9, sizeOf: () => 1 });
+  for (let i = 0; i < 50000; i++) big.set(`k${i}`, i);
+  const bytes = big.snapshot();
+  assert.throws(() => TtlCache.restore(bytes), TypeError);
+  assert.equal(a.get("x"), 1);
+  a.tick(2000);
+  assert.equal(a.size, 0);
+  a.set("z", 1);
+  for (let i = 0; i < 20; i++) a.set(`m${i}`, i);
+  assert.equal(a.size, 10); // maxEntries holds for inserts queued on this side
+  a.clear();
+  assert.deepEqual(entries(a), []); // no zombie comes back
+});
+
+test("sizeOf that rewrites the same cache does not move data between keys", () => {
+  let c;
+  let armed = false;
+  c = new TtlCache({
+    now: 0,
+    maxBytes: 1e6,
+    sizeOf: () => {
+      if (armed) {
+        armed = false;
+        c.clear();
+        c.set("b", "B");
+      }
+      return 1;
+    },
+  });
+  c.set("a", "A");
+  armed = true;
+  c.set("a", "A2");
+  assert.deepEqual(entries(c), [["b", "B"], ["a", "A2"]]);
+  // The same during hset used to trap (a freed slot) and brick the instance.
+  c.hset("h", "f", "F");
+  armed = true;
+  c.hset("h", "f", "F2");
+  assert.deepEqual(entries(c), [["b", "B"], ["h", [["f", "F2"]]]]);
+  armed = true;
+  c.hset("h", "g", "G");
+  assert.deepEqual(entries(c), [["b", "B"], ["h", [["g", "G"]]]]);
+});
+
+test("option getters that write to the same cache do not move data between keys", () => {
+  const c = new TtlCache({ now: 0 });
+  c.set("a", "A");
+  c.set(
+    "a",
+    "A2",
+    {
+      get ttl() {
+        // Frees "a"'s slot, which "b" then takes: a slot looked up before
+        // this getter ran is "b"'s now.
+        c.clear();
+        c.set("b", "B");
+        return 100;
+      },
+    },
+  );
+  assert.deepEqual(entries(c), [["b", "B"], ["a", "A2"]]);
+  assert.equal(c.ttl("a"), 100);
+  assert.equal(c.ttl("b"), Infinity);
+});
+
+test("a callback writing with options to another cache does not change the outer write's options", () => {
+  const other = new TtlCache({ now: 0 });
+  class Sneaky extends Date {
+    getTime() {
+      other.set("q", 1, { ttl: 5, idle: 7 });
+      return super.getTime();
+    }
+  }
+  const c = new TtlCache({ now: 0, sizeOf: () => (other.set("q", 1, { ttl: 5, idle: 7 }), 1) });
+  c.set("k", 1, { ttl: 100, idle: 50 });
+  assert.equal(c.ttl("k"), 50);
+  c.tick(60);
+  assert.equal(c.get("k"), undefined); // idle 50, not 7: gone at 60, not at 7
+  c.set("k2", 1, { ttl: 100 });
+  c.tick(90);
+  assert.equal(c.get("k2"), 1); // ttl 100, not 5
+  const d = new TtlCache({ now: 0 });
+  d.set("e", 1, { expireAt: new Sneaky(40) });
+  assert.equal(d.ttl("e"), 40);
+  d.hset("h", "f", 1, { expireAt: new Sneaky(30) });
+  assert.equal(d.httl("h", "f"), 30);
+});
+
+test("snapshot of a value too big for wasm memory is a RangeError (or works); nothing traps", { timeout: 120000 }, () => {
+  const c = new TtlCache({ now: 0 });
+  c.set("small", 1);
+  // Before: the check's tape (8 bytes a number) trapped; now it fits or is
+  // a RangeError. exhaustion.test.mjs drives the memory to its limit.
+  c.set("huge", new Array(3e8));
+  try {
+    const bytes = c.snapshot();
+    assert.ok(bytes.length > 3e8);
+  } catch (e) {
+    notTrap(e);
+    assert.ok(e instanceof RangeError, String(e));
+  }
+  c.delete("huge");
+  assert.deepEqual(entries(TtlCache.restore(c.snapshot())), [["small", 1]]);
+});
+
+test("a value getter that rewrites the cache during snapshot() pairs no key with another's value", () => {
+  let c;
+  let armed = true;
+  const v = {
+    get x() {
+      if (armed) {
+        armed = false;
+        c.clear();
+        c.set("b", "later");
+        c.set("a", "later");
+      }
+      return 1;
+    },
+  };
+  c = new TtlCache({ now: 0 });
+  c.set("a", v);
+  c.set("b", "B");
+  c.hset("h", "f", "F");
+  const r = TtlCache.restore(c.snapshot());
+  assert.deepEqual(entries(r), [["a", { x: 1 }], ["b", "B"], ["h", [["f", "F"]]]]);
+  assert.deepEqual(entries(c), [["b", "later"], ["a", "later"]]);
+});
+
+test("restore needs wasm memory in proportion to the snapshot, not 15-41 times it", { timeout: 120000 }, () => {
+  // 500k small entries: before, the packed tape alone was ~40x the bytes.
+  const N = 5e5;
+  const c = new TtlCache({ now: 0 });
+  for (let i = 0; i < N; i++) c.set(`k${i}`, [i, "v"]);
+  const bytes = c.snapshot();
+  c.clear();
+  const before = new TtlCache().stats().wasmBytes;
+  const r = TtlCache.restore(bytes);
+  const grown = r.stats().wasmBytes - before;
+  assert.equal(r.size, N);
+  assert.deepEqual(r.get(`k${N - 1}`), [N - 1, "v"]);
+  // Slots cost under 100 bytes per entry whatever the values; the check
+  // needs a small factor of the bytes, not a tape of 8-byte numbers (before:
+  // ~30 bytes of wasm memory per snapshot byte here).
+  assert.ok(grown < 6 * bytes.length + 100 * N, `wasm grew ${grown} bytes for a ${bytes.length}-byte snapshot`);
+});
+
+test("a key evicted unread and written again goes to the end, as a new key does", () => {
+  const c = new TtlCache({ now: 0, maxEntries: 2 });
+  c.set("a", 1);
+  c.set("b", 2);
+  c.set("c", 3); // evicts "a", never read: a ghost
+  assert.deepEqual([...c.keys()], ["b", "c"]);
+  c.set("a", 4);
+  assert.deepEqual([...c.keys()], ["c", "a"]);
+  assert.deepEqual(entries(TtlCache.restore(c.snapshot())), [["c", 3], ["a", 4]]);
+  // The engine's path (a write with expireAt) and hashes, too.
+  const d = new TtlCache({ now: 0, maxEntries: 2 });
+  d.set("a", 1);
+  d.set("b", 2);
+  d.set("c", 3);
+  d.set("a", 4, { expireAt: 100 });
+  assert.deepEqual([...d.keys()], ["c", "a"]);
+  const h = new TtlCache({ now: 0, maxEntries: 3 });
+  h.hset("a", "f", 1);
+  for (let i = 0; h.has("a"); i++) h.set(`x${i}`, i);
+  h.hset("a", "f", 4);
+  assert.equal([...h.keys()].at(-1), "a");
+  assert.equal(h.size, 3);
+});
+
+test("free() and Symbol.dispose: every method then throws a plain Error", () => {
+  const c = new TtlCache({ now: 0 });
+  c.set("a", 1);
+  c.hset("h", "f", 1);
+  c.free();
+  c.free(); // idempotent
+  const calls = [
+    () => c.get("a"),
+    () => c.get("zz"),
+    () => c.set("a", 2),
+    () => c.set("new", 2),
+    () => c.set("new", 2, { ttl: 5 }),
+    () => c.peek("a"),
+    () => c.has("a"),
+    () => c.touch("a"),
+    () => c.delete("a"),
+    () => c.clear(),
+    () => c.ttl("a"),
+    () => c.expire("a", 5),
+    () => c.expireAt("a", 5),
+    () => c.persist("a"),
+    () => c.tick(5),
+    () => c.purge(),
+    () => c.size,
+    () => c.now,
+    () => c.keys(),
+    () => c.values(),
+    () => c.entries(),
+    () => c.forEach(() => {}),
+    () => c.stats(),
+    () => c.snapshot(),
+    () => c.hset("h", "f", 2),
+    () => c.hget("h", "f"),
+    () => c.hhas("h", "f"),
+    () => c.hdel("h", "f"),
+    () => c.hlen("h"),
+    () => c.hgetall("h"),
+    () => c.hexpire("h", "f", 5),
+    () => c.httl("h", "f"),
+    () => c.hpersist("h", "f"),
+  ];
+  for (const f of calls) {
+    assert.throws(f, (e) => notTrap(e) && /freed/.test(e.message), String(f));
+  }
+  // What `using d = new TtlCache()` calls at the end of its block.
+  assert.equal(typeof Symbol.dispose, "symbol");
+  const d = new TtlCache({ now: 0 });
+  d.set("a", 1);
+  d[Symbol.dispose]();
+  assert.throws(() => d.get("a"), /freed/);
+});
+
+test("free() returns memory: creating and freeing caches in a loop does not grow wasm memory", () => {
+  const warm = new TtlCache();
+  for (let i = 0; i < 20; i++) {
+    const c = new TtlCache({ maxEntries: 1e6 });
+    for (let j = 0; j < 1000; j++) c.set(`k${j}`, j);
+    c.free();
+  }
+  const before = warm.stats().wasmBytes;
+  for (let i = 0; i < 2000; i++) {
+    const c = new TtlCache({ maxEntries: 1e6 });
+    for (let j = 0; j < 1000; j++) c.set(`k${j}`, j);
+    c.free();
+  }
+  assert.equal(warm.stats().wasmBytes, before);
+});
+
+test("a near-empty cache is small, and a large maxEntries preallocates nothing", () => {
+  const c = new TtlCache({ maxEntries: 1e6 });
+  c.set("a", 1);
+  // The expiry wheel's buckets (8.4 KB) and a few slots; before: ~24 KB.
+  assert.ok(c.stats().engineBytes < 10000, `engineBytes ${c.stats().engineBytes}`);
+  const before = c.stats().wasmBytes;
+  const many = [];
+  for (let i = 0; i < 300; i++) {
+    const d = new TtlCache({ maxEntries: 65536 });
+    d.set("a", i);
+    many.push(d);
+  }
+  // 300 caches with an entry each: under 20 KB each (before: ~24 KB each,
+  // and ~3.3 MiB each with this maxEntries).
+  assert.ok(c.stats().wasmBytes - before < 6 << 20, `grew ${c.stats().wasmBytes - before}`);
+  for (const d of many) d.free();
+});
