@@ -966,7 +966,7 @@ pub fn decode_tape_with(bytes: &[u8], visit: &mut dyn FnMut(Visit, Clocks, u32) 
 /// more, where the full tape costs up to 12 bytes per input byte.
 ///
 /// ```
-/// let t = lapse::snapshot::check_with(&[0; 4], &mut |_, _, _| Ok(()));
+/// let t = lapse_cache::snapshot::check_with(&[0; 4], &mut |_, _, _| Ok(()));
 /// assert!(t.is_err());
 /// ```
 pub fn check_with(bytes: &[u8], visit: &mut dyn FnMut(Visit, Clocks, u32) -> Result<()>) -> Result<Tape> {
