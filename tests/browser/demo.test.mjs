@@ -9,66 +9,25 @@
 // Screenshots go to tests/artifacts/ (gitignored).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { cpSync, existsSync, mkdirSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
-import { collectProblems, launchChromium } from "../lib/chromium.mjs";
-import { freePort, waitForHttp } from "../lib/net.mjs";
+import { join } from "node:path";
+import { collectProblems } from "../lib/chromium.mjs";
+import { artifacts, startDemoSite } from "../lib/demo-site.mjs";
 
-const here = dirname(fileURLToPath(import.meta.url));
-const consumer = join(here, "..", ".."); // build/consumer when run by `make test`
-const require = createRequire(import.meta.url);
-// `make test` copies tests/ into build/consumer; www/ stays in the repo two levels up.
-const repo = process.env.LAPSE_REPO ?? resolve(consumer, "..", "..");
-const www = process.env.LAPSE_WWW ?? join(repo, "www");
-const artifacts = process.env.LAPSE_ARTIFACTS ?? join(repo, "tests", "artifacts");
-const site = join(consumer, "out", "demo");
 const MIN = 60_000;
 const HOUR = 3_600_000;
 const DAY = 86_400_000;
 
-let server;
-let serverExit;
 let base;
 let browser;
+let site;
 
 before(async () => {
-  assert.ok(existsSync(join(www, "index.html")), `www/index.html not found at ${www} (set LAPSE_WWW)`);
-  rmSync(site, { recursive: true, force: true });
-  mkdirSync(site, { recursive: true });
-  cpSync(www, site, { recursive: true });
-  // The package as installed from the tarball, where the page's import map expects it.
-  cpSync(dirname(require.resolve("lapse/package.json")), join(site, "pkg"), { recursive: true, dereference: true });
-  mkdirSync(artifacts, { recursive: true });
-
-  const port = await freePort();
-  const bin = join(dirname(require.resolve("sirv-cli/package.json")), "bin.js");
-  server = spawn(process.execPath, [bin, site, "--host", "127.0.0.1", "--port", String(port), "--dev", "--quiet"], {
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let stderr = "";
-  server.stderr.on("data", (d) => (stderr += d));
-  serverExit = new Promise((r) => server.once("exit", r));
-  let dead = false;
-  serverExit.then(() => (dead = true));
-  base = `http://127.0.0.1:${port}`;
-  await waitForHttp(`${base}/`, 15_000, () => dead).catch((e) => {
-    throw new Error(`${e.message}\nsirv-cli: ${stderr}`);
-  });
-
-  browser = await launchChromium();
+  site = await startDemoSite("demo");
+  ({ base, browser } = site);
 });
 
 after(async () => {
-  await browser?.close();
-  if (server && server.exitCode === null && server.signalCode === null) {
-    server.kill("SIGTERM");
-    const t = setTimeout(() => server.kill("SIGKILL"), 3_000);
-    await serverExit;
-    clearTimeout(t);
-  }
+  await site?.close();
 });
 
 /** A page with every console error/warning, page error, failed request and HTTP error collected. */
