@@ -7,7 +7,7 @@
 #                toolchain apps (Jest, Vitest, Bun, Deno, wrangler: make test-runtimes)
 #                and the bundler/browser matrix (Vite 6/7/8, webpack, Rollup, esbuild,
 #                Parcel, Next.js; Chromium/Firefox/WebKit: make test-toolchains)
-#   make build   cargo (release, no_std) -> wasm-bindgen -> wasm-opt -> pkg/ ; prints the gzipped
+#   make build   cargo (release, no_std) -> wasm-opt -> pkg/ ; prints the gzipped
 #                download of a browser app and fails over SIZE_LIMIT
 #   make setup   install what is missing (run by the targets above)
 #
@@ -27,7 +27,6 @@ BIN := node_modules/.bin
 NPM_STAMP := node_modules/.package-lock.json
 
 RAW_WASM := target/wasm32-unknown-unknown/release/lapse_cache.wasm
-GLUE := build/glue/lapse.js
 OPT_WASM := build/opt/lapse_bg.wasm
 PKG := pkg/package.json
 TARBALL := build/lapse-$(VERSION).tgz
@@ -77,16 +76,12 @@ $(RAW_WASM): $(RUST_SRC) | tools
 	cargo build --release --target wasm32-unknown-unknown --lib --no-default-features
 	@touch $@
 
-$(GLUE): $(RAW_WASM) | tools
-	rm -rf $(@D)
-	wasm-bindgen --target web --out-name lapse --out-dir $(@D) $<
-
 # stub-panics: core's panic functions become a bare trap, so wasm-opt can
 # drop the arguments every bounds check passes them (see the script);
 # zero-dead-data then zeroes the panic strings and paths nothing reads any more.
-$(OPT_WASM): $(GLUE) scripts/stub-panics.mjs scripts/zero-dead-data.mjs Makefile | $(NPM_STAMP)
+$(OPT_WASM): $(RAW_WASM) scripts/stub-panics.mjs scripts/zero-dead-data.mjs Makefile | $(NPM_STAMP)
 	@mkdir -p $(@D)
-	node scripts/stub-panics.mjs build/glue/lapse_bg.wasm build/opt/stubbed.wasm
+	node scripts/stub-panics.mjs $(RAW_WASM) build/opt/stubbed.wasm
 	$(BIN)/wasm-opt $(WASM_OPT_FLAGS) build/opt/stubbed.wasm -o build/opt/optimized.wasm
 	node scripts/zero-dead-data.mjs build/opt/optimized.wasm $@
 
@@ -95,8 +90,8 @@ $(CACHE_JS):
 	@echo "       Merge main, or pass CACHE_JS=/path/to/a/stand-in/cache.js." >&2
 	@exit 1
 
-$(PKG): $(OPT_WASM) $(GLUE) $(PKG_INPUTS) $(CACHE_JS) | $(NPM_STAMP)
-	node scripts/assemble.mjs --glue $(GLUE) --wasm $(OPT_WASM) --cache $(CACHE_JS) --out pkg \
+$(PKG): $(OPT_WASM) $(PKG_INPUTS) $(CACHE_JS) | $(NPM_STAMP)
+	node scripts/assemble.mjs --wasm $(OPT_WASM) --cache $(CACHE_JS) --out pkg \
 	  --features="$(filter --enable-%,$(WASM_OPT_FLAGS))"
 
 # The download gate (issue 12): a browser app's `import { TtlCache } from "lapse"`,

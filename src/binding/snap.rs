@@ -13,8 +13,6 @@
 //! Restored slots are handed out in tape order (a fresh engine allocates
 //! 0, 1, 2, ...), so JS numbers them with a counter; this file checks that.
 
-use wasm_bindgen::prelude::*;
-
 use super::{headroom, oom, RawEngine};
 use crate::engine::{Kind, Times};
 use crate::error::Error;
@@ -22,14 +20,12 @@ use crate::list::NIL;
 use crate::snapshot::{self, corrupt, Visit};
 use alloc::vec::Vec;
 
-#[wasm_bindgen]
 impl RawEngine {
     /// Checks the snapshot bytes JS wrote into `input` with the full
     /// decoder, so `snapshot()` can never return bytes `restore` rejects.
     /// Commits queued inserts first; changes nothing else. Out of memory is
     /// a `RangeError`, never a trap.
-    #[wasm_bindgen(js_name = checkSnapshot)]
-    pub fn check_snapshot(&mut self) -> Result<(), JsValue> {
+    pub fn check_snapshot(&mut self) -> Result<(), Error> {
         self.call(|_| ());
         let bytes = core::mem::take(&mut self.input);
         let r =
@@ -40,7 +36,6 @@ impl RawEngine {
     }
 
     /// The size recorded for slot `s` (0 for a slot out of range).
-    #[wasm_bindgen(js_name = slotWeight)]
     pub fn slot_weight(&self, s: u32) -> u32 {
         if (s as usize) < self.e.capacity() {
             self.e.weight(s)
@@ -57,7 +52,7 @@ impl RawEngine {
     /// not a tape of every value. Corrupt bytes throw a plain `Error`
     /// saying what is wrong, out of memory a `RangeError`; either changes
     /// nothing, and nothing traps.
-    pub fn restore(&mut self) -> Result<Vec<f64>, JsValue> {
+    pub fn restore(&mut self) -> Result<Vec<f64>, Error> {
         let bytes = core::mem::take(&mut self.input);
         room_to_check(bytes.len(), "bytes")?;
         // Check everything and learn the options first, then build the
@@ -92,7 +87,7 @@ impl RawEngine {
         });
         drop(bytes);
         if let Some(err) = failed {
-            return Err(err.into());
+            return Err(err);
         }
         r?;
         self.e = raw.e;
