@@ -1,5 +1,5 @@
 // Every number that crosses between this host and the engine (src/binding.rs,
-// src/engine.rs) or its snapshot format (SNAPSHOT.md, src/snapshot.rs): hand
+// src/engine/) or its snapshot format (SNAPSHOT.md, src/snapshot/): hand
 // copies of Rust values, kept here in one file so that replacing them with a
 // generated module is a one-file change.
 
