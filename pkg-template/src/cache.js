@@ -78,7 +78,7 @@ import {
 // Slots reserved per call into wasm, at most (see #refill).
 const RESERVE_BATCH = 256;
 
-// A dropped cache's engine is freed by wasm-bindgen's glue, which registers
+// A dropped cache's engine is freed by the glue (glue.js), which registers
 // every RawEngine with a FinalizationRegistry: only its TtlCache refers to
 // it, so both go together (tests/js/exhaustion.test.mjs checks it).
 
