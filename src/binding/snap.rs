@@ -14,7 +14,7 @@
 //! 0, 1, 2, ...), so JS numbers them with a counter; this file checks that.
 
 use super::{headroom, oom, RawEngine};
-use crate::engine::{Kind, Times};
+use crate::engine::{Engine, Kind, Options, Times};
 use crate::error::Error;
 use crate::list::NIL;
 use crate::snapshot::{self, corrupt, Visit};
@@ -60,9 +60,19 @@ impl RawEngine {
         // clock (slots are scheduled as they arrive). `maxEntries` is set
         // after: no preallocation from a declared bound.
         let h = snapshot::check_with(&bytes, &mut |_, _, _| Ok(()))?.nums;
-        let mut raw = RawEngine::new(h[0], h[1], h[2], f64::INFINITY, h[4], h[5])?;
-        let e = &mut raw.e;
-        e.set_max_entries((h[3] != f64::INFINITY).then_some(h[3] as u64));
+        // Only the engine: the decoder checked the numbers (`Infinity`: none).
+        let lim = |v: f64| (v != f64::INFINITY).then_some(v);
+        let int = |v: f64| lim(v).map(|v| v as u64);
+        let opts = Options {
+            ttl: lim(h[1]),
+            idle: lim(h[2]),
+            max_entries: None,
+            max_bytes: int(h[4]),
+            sweep_budget: int(h[5]),
+        };
+        let mut fresh = Engine::new(&opts, h[0])?;
+        let e = &mut fresh;
+        e.set_max_entries(int(h[3]));
         let (mut next, mut hash) = (0u32, NIL);
         let mut failed = None;
         let r = snapshot::check_with(&bytes, &mut |kind, k, w| {
@@ -90,7 +100,7 @@ impl RawEngine {
             return Err(err);
         }
         r?;
-        self.e = raw.e;
+        self.e = fresh;
         self.publish();
         Ok(h)
     }
