@@ -496,8 +496,9 @@ struct Config {
     now: f64,
     opts: Vec<(&'static str, f64)>,
     steps: usize,
-    /// Each write states a size (the cache has `maxBytes`).
-    sized: bool,
+    /// Each write states a size up to a third of this `maxBytes` (and now
+    /// and then one over it); 0: no sizes.
+    max_bytes: f64,
     /// Relative times this small are below the clock's resolution.
     tiny: f64,
     /// Every `tick` purges too (`"purge":true`; its result is the sum of
@@ -511,9 +512,9 @@ struct Config {
 
 fn configs() -> Vec<Config> {
     let c = |seed, now, opts: Vec<(&'static str, f64)>| {
-        let sized = opts.iter().any(|(k, _)| *k == "maxBytes");
+        let max_bytes = opts.iter().find(|(k, _)| *k == "maxBytes").map_or(0.0, |(_, v)| *v);
         let settle = !opts.contains(&("sweepBudget", 0.0));
-        Config { seed, now, opts, steps: 220, sized, tiny: 0.0, settle }
+        Config { seed, now, opts, steps: 220, max_bytes, tiny: 0.0, settle }
     };
     let lazy = ("sweepBudget", 0.0);
     vec![
@@ -531,6 +532,8 @@ fn configs() -> Vec<Config> {
         c(10, -500.25, vec![lazy, ("idle", 15.0), ("maxEntries", 3.0)]),
         c(11, 0.0, vec![lazy, ("ttl", 20.0), ("maxEntries", 6.0)]),
         c(12, 0.0, vec![lazy, ("maxBytes", 35.0)]),
+        // Multi-byte varints in the snapshot header and sizes.
+        c(13, 2.0f64.powi(40), vec![("maxEntries", 300.0), ("maxBytes", 1e6), ("sweepBudget", 200.0), ("ttl", 1e6)]),
     ]
 }
 
@@ -551,7 +554,23 @@ impl Gen {
             0..=2 => Value::Number(c),
             3 => Value::Number(c + 0.25),
             4 => s(&format!("v{c}")),
-            5 => Value::Number(*self.rng.pick(&[-0.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 5e-324, 1e300])),
+            5 => Value::Number(*self.rng.pick(&[
+                -0.0,
+                f64::NAN,
+                f64::INFINITY,
+                f64::NEG_INFINITY,
+                5e-324,
+                1e300,
+                // The integer encoding's edges (zigzag varints past 2^52).
+                9007199254740991.0,
+                -9007199254740991.0,
+                4503599627370499.0,
+                -4503599627370499.0,
+                9007199254740992.0,
+                -1.0,
+                127.0,
+                128.0,
+            ])),
             6 => self.rng.pick(&[Value::Null, Value::Bool(true), Value::Bool(false), s("same")]).clone(),
             7 => Value::Array(vec![Value::Number(c), s("x"), Value::Null, Value::Undefined, Value::Array(vec![])]),
             8 => {
@@ -619,8 +638,9 @@ impl Gen {
         let f = J::s(self.rng.word(&FIELDS));
         let mut m: Vec<(&str, J)> = Vec::new();
         let sized = |g: &mut Gen, m: &mut Vec<(&str, J)>| {
-            if cfg.sized {
-                let n = if g.rng.chance(4) { 45.0 } else { (1 + g.rng.below(14)) as f64 };
+            if cfg.max_bytes > 0.0 {
+                let third = (cfg.max_bytes / 3.0) as u64;
+                let n = if g.rng.chance(4) { cfg.max_bytes + 5.0 } else { (1 + g.rng.below(third)) as f64 };
                 m.push(("n", J::Num(n)));
             }
         };
