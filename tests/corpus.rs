@@ -542,6 +542,9 @@ struct Gen {
     now: f64,
     count: u64,
     cfg_tiny: f64,
+    /// The latest value written to each key (and field), to write it again:
+    /// JS's dispose reports a replacement only when the value changed.
+    last: std::collections::HashMap<(&'static str, Option<&'static str>), Value>,
 }
 
 impl Gen {
@@ -596,6 +599,21 @@ impl Gen {
         }
     }
 
+    /// A value for `key` (and `field`): now and then the last one written
+    /// there again, when that is a primitive (JS compares those by value).
+    fn value_at(&mut self, key: &'static str, field: Option<&'static str>) -> Value {
+        if self.rng.chance(20) {
+            if let Some(v) = self.last.get(&(key, field)) {
+                return v.clone();
+            }
+        }
+        let v = self.value();
+        if matches!(v, Value::Number(_) | Value::String(_) | Value::Bool(_) | Value::Null | Value::BigInt { .. }) {
+            self.last.insert((key, field), v.clone());
+        }
+        v
+    }
+
     fn ms(&mut self, most: u64) -> f64 {
         let whole = (1 + self.rng.below(most)) as f64;
         if self.rng.chance(15) {
@@ -634,8 +652,8 @@ impl Gen {
     }
 
     fn op(&mut self, cfg: &Config, snapshotted: bool) -> J {
-        let k = J::s(self.rng.word(&KEYS));
-        let f = J::s(self.rng.word(&FIELDS));
+        let (key, field) = (self.rng.word(&KEYS), self.rng.word(&FIELDS));
+        let (k, f) = (J::s(key), J::s(field));
         let mut m: Vec<(&str, J)> = Vec::new();
         let sized = |g: &mut Gen, m: &mut Vec<(&str, J)>| {
             if cfg.max_bytes > 0.0 {
@@ -647,7 +665,8 @@ impl Gen {
         let r = self.rng.below(1000);
         match r {
             0..=199 => {
-                m.extend([("op", J::s("set")), ("k", k), ("v", enc(&self.value()))]);
+                let v = self.value_at(key, None);
+                m.extend([("op", J::s("set")), ("k", k), ("v", enc(&v))]);
                 if let Some(w) = self.write() {
                     m.push(("w", w));
                 }
@@ -671,7 +690,8 @@ impl Gen {
             445..=474 => m.extend([("op", J::s("ttl")), ("k", k)]),
             475..=509 => m.extend([("op", J::s("delete")), ("k", k)]),
             510..=659 => {
-                m.extend([("op", J::s("hset")), ("k", k), ("f", f), ("v", enc(&self.value()))]);
+                let v = self.value_at(key, Some(field));
+                m.extend([("op", J::s("hset")), ("k", k), ("f", f), ("v", enc(&v))]);
                 if let Some(w) = self.write() {
                     m.push(("w", w));
                 }
@@ -733,6 +753,7 @@ fn generate() -> Vec<J> {
             now: cfg.now,
             count: 0,
             cfg_tiny: cfg.tiny,
+            last: Default::default(),
         };
         let mut snapshotted = false;
         for _ in 0..cfg.steps {
