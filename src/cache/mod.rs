@@ -1,5 +1,6 @@
 //! The native Rust cache: a key index and values over the slot engine.
 
+mod ghosts;
 mod hashes;
 mod plain;
 mod snapshot;
@@ -7,10 +8,10 @@ mod snapshot;
 mod tests;
 
 use std::borrow::Borrow;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash};
 
-use hashbrown::{DefaultHashBuilder, HashMap as GhostMap, HashTable};
+use hashbrown::{DefaultHashBuilder, HashTable};
 
 use crate::clock::{Follow, TimeSource};
 use crate::engine::{Engine, Kind, Times, LOG_GHOST};
@@ -18,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::list::NIL;
 use crate::snapshot::{Body, ClockMode, Clocks as SnapClocks, Entry as SnapEntry, Field as SnapField, Snapshot, Value};
 use crate::types::{Cond, Counters, Options, Reason, Write};
+use ghosts::Ghosts;
 
 /// Expired entries [`TtlCache::purge`] removes between two replays of the log.
 const PURGE_BATCH: u64 = 4096;
@@ -125,12 +127,7 @@ pub struct TtlCache<K, V, S = DefaultHashBuilder> {
     index: HashTable<u32>,
     hasher: S,
     items: Vec<Item<K, V>>,
-    /// S3-FIFO's ghosts: an evicted key's hash, to the number of its latest
-    /// eviction (`ghost_order`'s entry for it: an earlier one is stale).
-    ghost: GhostMap<u64, u64>,
-    /// Evictions, oldest first; entry `i` is eviction `ghost_head + i`.
-    ghost_order: VecDeque<u64>,
-    ghost_head: u64,
+    ghosts: Ghosts,
     bounded: bool,
     /// The next key's insertion number (`Item`'s `seq`).
     seq: u32,
@@ -201,9 +198,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
             index: HashTable::new(),
             hasher,
             items: Vec::new(),
-            ghost: GhostMap::new(),
-            ghost_order: VecDeque::new(),
-            ghost_head: 0,
+            ghosts: Ghosts::default(),
             bounded,
             seq: 0,
             hits: 0,
@@ -363,41 +358,11 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         (out, mine)
     }
 
-    /// Records an evicted key for S3-FIFO's ghost queue by its hash only: a
-    /// collision merely admits a new key to the main queue, and the ghost
-    /// list then costs 24 bytes per key instead of two key copies. The cap
-    /// counts ghosts, not queue entries: a key that came back (its ghost
-    /// dropped) leaves a stale entry behind, skipped when it comes up, as
-    /// the JS host does.
+    /// Records an evicted key for S3-FIFO's ghost queue (see `Ghosts`), up
+    /// to `max_entries` ghosts (without one, as many as keys held, at least 64).
     fn remember(&mut self, h: u64) {
         let cap = self.engine.options().max_entries.unwrap_or(self.index.len().max(64) as u64) as usize;
-        self.ghost.insert(h, self.ghost_head + self.ghost_order.len() as u64);
-        self.ghost_order.push_back(h);
-        while self.ghost.len() > cap {
-            let Some(k) = self.ghost_order.pop_front() else { break };
-            if self.ghost.get(&k) == Some(&self.ghost_head) {
-                self.ghost.remove(&k);
-            }
-            self.ghost_head += 1;
-        }
-        // Keys that keep coming back would grow the queue with stale
-        // entries: drop them once they are most of it.
-        if self.ghost_order.len() > 2 * self.ghost.len() + 64 {
-            let (head, ghost) = (self.ghost_head, &mut self.ghost);
-            let (mut old, mut new) = (head, head);
-            self.ghost_order.retain(|k| {
-                let keep = match ghost.get_mut(k) {
-                    Some(at) if *at == old => {
-                        *at = new;
-                        new += 1;
-                        true
-                    }
-                    _ => false,
-                };
-                old += 1;
-                keep
-            });
-        }
+        self.ghosts.remember(h, cap);
     }
 
     /// Drops the ghost of a key that came back (`back`), after its write's
@@ -405,13 +370,13 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// host does: the order decides which ghosts the cap keeps.
     fn unghost(&mut self, back: bool, h: u64) {
         if back {
-            self.ghost.remove(&h);
+            self.ghosts.forget(h);
         }
     }
 
     /// Whether a new key with hash `h` was evicted lately (S3-FIFO's ghost).
     fn ghosted(&self, h: u64) -> bool {
-        self.bounded && !self.ghost.is_empty() && self.ghost.contains_key(&h)
+        self.bounded && self.ghosts.len() != 0 && self.ghosts.contains(h)
     }
 
     fn slot<Q>(&self, key: &Q) -> Option<u32>
@@ -710,13 +675,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         if held != self.engine.keys() + fields {
             return Err(format!("{held} items held, {} keys + {fields} fields live", self.engine.keys()));
         }
-        // Each ghost names its latest entry in the ghost queue.
-        for (h, &at) in &self.ghost {
-            let i = at.checked_sub(self.ghost_head).map(|i| i as usize);
-            if i.and_then(|i| self.ghost_order.get(i)) != Some(h) {
-                return Err(format!("ghost {h:x} names queue entry {at}, which is not its own"));
-            }
-        }
+        self.ghosts.check()?;
         Ok(())
     }
 
