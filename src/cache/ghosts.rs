@@ -29,6 +29,7 @@ impl Ghosts {
     }
 
     /// The queue position of eviction `n`.
+    #[cfg(any(debug_assertions, feature = "invariants"))]
     fn at(&self, n: u32) -> usize {
         n.wrapping_sub(self.head) as usize
     }
@@ -93,6 +94,7 @@ impl Ghosts {
     }
 
     /// Each ghost names its own, latest queue entry, found again by its hash.
+    #[cfg(any(debug_assertions, feature = "invariants"))]
     pub(super) fn check(&self) -> Result<(), String> {
         for &n in &self.index {
             let Some(&h) = self.order.get(self.at(n)) else {
