@@ -96,6 +96,11 @@ impl Ghosts {
     /// Each ghost names its own, latest queue entry, found again by its hash.
     #[cfg(any(debug_assertions, feature = "invariants"))]
     pub(super) fn check(&self) -> Result<(), String> {
+        // Each hash's latest queue position, in one pass (O(queue)).
+        let mut latest = std::collections::HashMap::with_capacity(self.order.len());
+        for (i, &h) in self.order.iter().enumerate() {
+            latest.insert(h, i);
+        }
         for &n in &self.index {
             let Some(&h) = self.order.get(self.at(n)) else {
                 return Err(format!("a ghost names queue entry {n}, past the queue"));
@@ -104,7 +109,7 @@ impl Ghosts {
             if found != Some(&n) {
                 return Err(format!("ghost {h:x} names entry {n}, but its hash finds {found:?}"));
             }
-            if self.order.iter().skip(self.at(n) + 1).any(|&k| k == h) {
+            if latest.get(&h) != Some(&self.at(n)) {
                 return Err(format!("ghost {h:x} names entry {n}, not its latest"));
             }
         }
@@ -146,6 +151,7 @@ mod tests {
         g.forget(7);
         g.remember(8, 2);
         g.remember(7, 2); // evicted again: its older entry is stale
+        g.check().unwrap();
         g.remember(9, 2); // forgets 8, the oldest ghost; 7's older entry must not take 7
         assert!(g.contains(7) && !g.contains(8) && g.contains(9));
         g.check().unwrap();
