@@ -7,8 +7,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// its exact clocks and size, converting keys and values with `key` and
     /// `value` (which also sees the key and the field name). Keys and fields
     /// come in insertion order (a key written again keeps its place; one
-    /// that left and came back goes last), as the JS package writes them. Encode it with
-    /// [`snapshot::encode`](crate::snapshot::encode). The cache is not changed.
+    /// that left and came back goes last), as the JS package writes them.
+    /// Encode it with [`snapshot::encode`](crate::snapshot::encode). The
+    /// cache is not changed.
     ///
     /// ```
     /// use lapse_cache::snapshot::{self, Value};
