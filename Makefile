@@ -102,12 +102,12 @@ $(PKG): $(OPT_WASM) $(PKG_INPUTS) $(CACHE_JS) | $(NPM_STAMP)
 
 # The download gate (issue 12): a browser app's `import { TtlCache } from "lapse"`,
 # esbuild-minified and gzipped, plus any .wasm it fetches (none: it is embedded).
-# Goal 20,000 B; the contract's ceiling is 30,000 B, and it is NOT met today:
-# with fetch/refresh/grace (issue 15) and the reliability work (issue 13) merged
-# the app measures 34,673 B (lapse code 11,586 B + embedded wasm 23,087 B). This
-# limit is a temporary ceiling at that figure, so the gate still catches growth;
-# issue 12 stays open until it is back at 30,000.
-SIZE_LIMIT ?= 35000
+# Goal 20,000 B; the contract's ceiling is 30,000 B, and it is NOT met yet:
+# session 5 cut the app from 34,673 B to 30,375 B (lapse code 11,170 B +
+# embedded wasm 19,205 B; README "Size" lists each step). This limit is a
+# temporary ceiling with room for this round's other merges, so the gate
+# still catches growth; issue 12 stays open until it is back at 30,000.
+SIZE_LIMIT ?= 31500
 build: $(PKG)
 	@node scripts/size.mjs --pkg pkg --limit $(SIZE_LIMIT)
 
