@@ -29,10 +29,10 @@ pub(super) fn has_dup(mut v: Vec<&[u16]>) -> bool {
             if child >= end {
                 return;
             }
-            if child + 1 < end && v[child] < v[child + 1] {
+            if child + 1 < end && less(v[child], v[child + 1]) {
                 child += 1;
             }
-            if v[root] >= v[child] {
+            if !less(v[root], v[child]) {
                 return;
             }
             v.swap(root, child);
@@ -47,7 +47,15 @@ pub(super) fn has_dup(mut v: Vec<&[u16]>) -> bool {
         v.swap(0, end);
         sift(&mut v, 0, end);
     }
-    v.windows(2).any(|w| w[0] == w[1])
+    // Sorted ascending: two neighbours are equal unless the first is less.
+    v.windows(2).any(|w| !less(w[0], w[1]))
+}
+
+/// One out-of-line comparison for the three the sort and the scan make
+/// (each inlined its own lexicographic loop).
+#[inline(never)]
+fn less(a: &[u16], b: &[u16]) -> bool {
+    a < b
 }
 
 /// Whether the code-unit ranges `r` of `units` hold two equal strings.

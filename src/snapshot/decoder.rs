@@ -40,8 +40,7 @@ impl<'a> Reader<'a, '_> {
         Ok(self.take(1)?[0])
     }
     fn f64(&mut self) -> R<f64> {
-        let b = self.take(8)?;
-        let bits = b.iter().rev().fold(0u64, |a, &x| a << 8 | u64::from(x));
+        let bits = le(self.take(8)?);
         let x = f64::from_bits(bits);
         if x.is_nan() && bits != CANONICAL_NAN {
             return Err("non-canonical NaN");
@@ -83,13 +82,16 @@ impl<'a> Reader<'a, '_> {
         let b = self.take(len as usize * unit)?;
         self.put(t, &[len as f64]);
         let at = t.units.len();
-        if !wide {
-            t.units.extend(b.iter().map(|&x| u16::from(x)));
-        } else {
-            t.units.extend(b.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])));
-            if !t.units[at..].iter().any(|&u| u > 0xFF) {
-                return Err("non-canonical string");
-            }
+        // One loop for both widths (a unit is 1 or 2 little-endian bytes).
+        let mut high = false;
+        t.units.reserve(len as usize);
+        for c in b.chunks_exact(unit) {
+            let u = le(c) as u16;
+            high |= u > 0xFF;
+            t.units.push(u);
+        }
+        if wide && !high {
+            return Err("non-canonical string");
         }
         Ok((at, t.units.len()))
     }
@@ -372,7 +374,6 @@ pub(super) fn decode_inner(
     visit: &mut dyn FnMut(Visit, Clocks, u32) -> Result<()>,
     lean: bool,
 ) -> Result<Tape> {
-    let le = |b: &[u8]| b.iter().rev().fold(0u64, |a, &x| a << 8 | u64::from(x));
     if !lean && !TAPES {
         return Err(corrupt("no tapes in this build (no std)"));
     }
@@ -416,6 +417,12 @@ pub(super) fn decode_inner(
         return Err(corrupt(cat(&[&at, "byte ", &uint(r.pos as u64), ": ", m])));
     }
     Ok(t)
+}
+
+/// A little-endian number of up to 8 bytes (one copy for every caller).
+#[inline(never)]
+fn le(b: &[u8]) -> u64 {
+    b.iter().rev().fold(0u64, |a, &x| a << 8 | u64::from(x))
 }
 
 /// Decodes and checks snapshot bytes ([`decode_tape`], then the tree form).
