@@ -60,5 +60,11 @@ fn less(a: &[u16], b: &[u16]) -> bool {
 
 /// Whether the code-unit ranges `r` of `units` hold two equal strings.
 pub(super) fn dup_ranges(units: &[u16], r: &[(usize, usize)]) -> bool {
-    has_dup(r.iter().map(|&(a, b)| &units[a..b]).collect())
+    // A loop, not `collect`: `push` is already linked, `collect`'s
+    // specialization would be one more copy of the growth code.
+    let mut v = Vec::with_capacity(r.len());
+    for &(a, b) in r {
+        v.push(&units[a..b]);
+    }
+    has_dup(v)
 }

@@ -217,7 +217,9 @@ impl<'a> Reader<'a, '_> {
                     }
                     if !matches!(key_tag, Some(T_ARRAY | T_MAP | T_OBJECT | T_NULL_OBJECT | T_BYTES | T_DATE)) {
                         let from = bytes.len();
-                        bytes.extend(self.buf[at..self.pos].iter().map(|&b| u16::from(b)));
+                        for &b in &self.buf[at..self.pos] {
+                            bytes.push(u16::from(b));
+                        }
                         keys.push((from, bytes.len()));
                     }
                     self.value(t, depth + 1)?;
