@@ -85,7 +85,11 @@ pub type Result<T> = core::result::Result<T, Error>;
 
 /// The parts, joined.
 pub(crate) fn cat(parts: &[&str]) -> String {
-    let mut s = String::with_capacity(parts.iter().map(|p| p.len()).sum());
+    let mut n = 0;
+    for p in parts {
+        n += p.len();
+    }
+    let mut s = String::with_capacity(n);
     for p in parts {
         s.push_str(p);
     }
