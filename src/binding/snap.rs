@@ -18,7 +18,9 @@ use wasm_bindgen::prelude::*;
 use super::{headroom, oom, RawEngine};
 use crate::engine::{Kind, Times};
 use crate::error::Error;
-use crate::list::NIL;
+use crate::protocol::{
+    NIL, RESTORE_IDLE, RESTORE_MAX_BYTES, RESTORE_MAX_ENTRIES, RESTORE_NOW, RESTORE_SWEEP_BUDGET, RESTORE_TTL,
+};
 use crate::snapshot::{self, corrupt, Visit};
 use alloc::vec::Vec;
 
@@ -65,9 +67,11 @@ impl RawEngine {
         // clock (slots are scheduled as they arrive). `maxEntries` is set
         // after: no preallocation from a declared bound.
         let h = snapshot::check_with(&bytes, &mut |_, _, _| Ok(()))?.nums;
-        let mut raw = RawEngine::new(h[0], h[1], h[2], f64::INFINITY, h[4], h[5])?;
+        let (now, ttl, idle) = (h[RESTORE_NOW], h[RESTORE_TTL], h[RESTORE_IDLE]);
+        let mut raw = RawEngine::new(now, ttl, idle, f64::INFINITY, h[RESTORE_MAX_BYTES], h[RESTORE_SWEEP_BUDGET])?;
         let e = &mut raw.e;
-        e.set_max_entries((h[3] != f64::INFINITY).then_some(h[3] as u64));
+        let max_entries = h[RESTORE_MAX_ENTRIES];
+        e.set_max_entries((max_entries != f64::INFINITY).then_some(max_entries as u64));
         let (mut next, mut hash) = (0u32, NIL);
         let mut failed = None;
         let r = snapshot::check_with(&bytes, &mut |kind, k, w| {
