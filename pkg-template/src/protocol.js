@@ -159,7 +159,7 @@ export const QUEUE_TO_MAIN = 2147483648;
 // ---- Per-slot clocks: f64 indexes from ST_TIMES / 8 + slot * TIMES_STRIDE
 /** `f64`s per slot in the `times` column. */
 export const TIMES_STRIDE = 3;
-/** Absolute deadline, or `Infinity`. */
+/** Absolute deadline, or `Infinity`. The first word: the JS host adds no offset for it. */
 export const TIMES_ABS = 0;
 /** Last access (write or read); the idle deadline is this plus `TIMES_IDLE`. */
 export const TIMES_LAST = 1;
@@ -201,15 +201,13 @@ export const REASON_DELETED = 2;
 export const REASON_REPLACED = 3;
 /** `clear()`. */
 export const REASON_CLEARED = 4;
-/** The names `dispose` is given, indexed by reason. */
-export const REASON_NAMES = ["expired", "evicted", "deleted", "replaced", "cleared"];
 /** `remove`'s reason for lazy expiry of a slot a read found expired: a slot with grace left enters grace instead (never in the log). */
 export const REASON_FOUND_EXPIRED = 255;
 
 // ---- Removal log: u32 words from ST_LOG / 4, LOG_STRIDE per record
 /** Words per record. */
 export const LOG_STRIDE = 3;
-/** The slot removed (or entering grace). */
+/** The slot removed (or entering grace). The first word: the JS host adds no offset for it. */
 export const LOG_SLOT = 0;
 /** Reason, kind and bits. */
 export const LOG_FLAGS = 1;
@@ -293,12 +291,16 @@ export const RESTORE_SWEEP_BUDGET = 5;
 export const RESTORE_LEN = 6;
 
 // ---- Snapshot header (SNAPSHOT.md)
-/** The 4 bytes every snapshot starts with. */
-export const SNAP_MAGIC = [137, 76, 80, 83];
 /** The format version written (version 1 is read too). */
 export const SNAP_VERSION = 2;
 /** Header flag (version 2): the cache followed a clock rather than moving only with `tick`. */
 export const SNAP_FLAG_FOLLOWS = 1;
+/** Byte offset of the version (`u16`, little-endian). */
+export const SNAP_VERSION_AT = 4;
+/** Byte offset of the header flags (`u16`, little-endian). */
+export const SNAP_FLAGS_AT = 6;
+/** Byte offset of the total length (`u64`, little-endian). */
+export const SNAP_LENGTH_AT = 8;
 /** Header bytes: magic, version, flags, total length. */
 export const SNAP_HEADER_LEN = 16;
 /** The `f64` options after the header (now, ttl, idle), in bytes. */
@@ -355,3 +357,9 @@ export const TAG_MAP = 12;
 export const TAG_BIGINT = 13;
 /** A negative `BigInt`. */
 export const TAG_NEG_BIGINT = 14;
+
+// ---- Arrays (last: see src/protocol.rs `render_js`)
+/** The names `dispose` is given, indexed by reason. (Removal reasons: a log record's reason, remove's reason argument) */
+export const REASON_NAMES = ["expired", "evicted", "deleted", "replaced", "cleared"];
+/** The 4 bytes every snapshot starts with. (Snapshot header (SNAPSHOT.md)) */
+export const SNAP_MAGIC = [137, 76, 80, 83];
