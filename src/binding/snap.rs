@@ -19,7 +19,8 @@ use super::{headroom, oom, RawEngine};
 use crate::engine::{Kind, Times};
 use crate::error::Error;
 use crate::protocol::{
-    NIL, RESTORE_IDLE, RESTORE_MAX_BYTES, RESTORE_MAX_ENTRIES, RESTORE_NOW, RESTORE_SWEEP_BUDGET, RESTORE_TTL,
+    NIL, RESTORE_IDLE, RESTORE_LEN, RESTORE_MAX_BYTES, RESTORE_MAX_ENTRIES, RESTORE_NOW, RESTORE_SWEEP_BUDGET,
+    RESTORE_TTL,
 };
 use crate::snapshot::{self, corrupt, Visit};
 use alloc::vec::Vec;
@@ -67,6 +68,7 @@ impl RawEngine {
         // clock (slots are scheduled as they arrive). `maxEntries` is set
         // after: no preallocation from a declared bound.
         let h = snapshot::check_with(&bytes, &mut |_, _, _| Ok(()))?.nums;
+        debug_assert_eq!(h.len(), RESTORE_LEN, "the header's numbers, in RESTORE_* order");
         let (now, ttl, idle) = (h[RESTORE_NOW], h[RESTORE_TTL], h[RESTORE_IDLE]);
         let mut raw = RawEngine::new(now, ttl, idle, f64::INFINITY, h[RESTORE_MAX_BYTES], h[RESTORE_SWEEP_BUDGET])?;
         let e = &mut raw.e;

@@ -79,16 +79,16 @@ impl Engine {
             self.set_graced(i, true);
             if self.kind[i] == Kind::Plain {
                 self.graced_keys += 1;
-                self.log.extend_from_slice(&[s, LOG_ENTER_GRACE | (Kind::Plain as u32) << 4, NIL]);
+                self.log_enter_grace(s, Kind::Plain, NIL);
             } else {
                 let h = self.family[i];
-                self.log.extend_from_slice(&[s, LOG_ENTER_GRACE | (Kind::Field as u32) << 4, h]);
+                self.log_enter_grace(s, Kind::Field, h);
                 let hid = self.family[h as usize] as usize;
                 self.hash_graced[hid] += 1;
                 if self.hash_graced[hid] == self.hashes[hid].len {
                     self.set_graced(h as usize, true);
                     self.graced_keys += 1;
-                    self.log.extend_from_slice(&[h, LOG_ENTER_GRACE | (Kind::Hash as u32) << 4, NIL]);
+                    self.log_enter_grace(h, Kind::Hash, NIL);
                 }
             }
         }

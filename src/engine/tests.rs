@@ -1,4 +1,5 @@
 use super::*;
+use crate::protocol::LOG_GRACED;
 
 fn engine(opts: Options) -> Engine {
     Engine::new(&opts, 0.0).unwrap()
