@@ -436,9 +436,9 @@ impl LogRecord {
         w[LOG_SLOT] = self.slot;
         debug_assert!(u32::from(self.reason) <= LOG_REASON_MASK && u32::from(self.kind) <= LOG_KIND_MASK);
         w[LOG_FLAGS] = u32::from(self.reason)
-            | u32::from(self.kind) << LOG_KIND_SHIFT
-            | u32::from(self.ghost) * LOG_GHOST
-            | u32::from(self.graced) * LOG_GRACED;
+            | (u32::from(self.kind) << LOG_KIND_SHIFT)
+            | (u32::from(self.ghost) * LOG_GHOST)
+            | (u32::from(self.graced) * LOG_GRACED);
         w[LOG_PARENT] = self.parent;
         w
     }
