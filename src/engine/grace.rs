@@ -58,6 +58,7 @@ impl Engine {
     }
 
     pub(super) fn set_graced(&mut self, i: usize, on: bool) {
+        debug_assert_ne!(self.graced(i), on, "slot {i} enters or leaves grace twice");
         let g = self.grace_ms[i].abs();
         self.grace_ms[i] = if on { -g } else { g };
     }
@@ -76,6 +77,7 @@ impl Engine {
             return true;
         }
         if !self.graced(i) {
+            debug_assert!(!self.own_live(s, self.now()), "slot {s} enters grace before its deadline");
             self.set_graced(i, true);
             if self.kind[i] == Kind::Plain {
                 self.graced_keys += 1;

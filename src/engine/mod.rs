@@ -392,6 +392,11 @@ impl Engine {
     /// eviction, no counters; keys go to the main queue in the order given.
     /// The caller has validated the clocks are live and the bounds hold.
     pub fn restore_slot(&mut self, kind: Kind, parent: u32, t: Times, weight: u32) -> u32 {
+        debug_assert!(match kind {
+            Kind::Field => self.kind.get(parent as usize) == Some(&Kind::Hash),
+            Kind::Plain | Kind::Hash => parent == NIL,
+            Kind::Free | Kind::Reserved => false,
+        });
         let s = self.alloc(kind);
         let i = s as usize;
         self.weight[i] = weight;

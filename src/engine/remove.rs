@@ -7,6 +7,7 @@ impl Engine {
     /// in grace had expired already and leaves as such, flagged
     /// `LOG_GRACED` (the host stopped counting it when it entered).
     fn log(&mut self, s: u32, reason: Reason, kind: Kind, parent: u32) -> Reason {
+        debug_assert_eq!(kind == Kind::Field, parent != NIL, "slot {s}: only a field names a parent");
         let (reason, graced) = if self.leave_grace(s, kind) { (Reason::Expired, true) } else { (reason, false) };
         let rec = LogRecord { slot: s, reason: reason as u8, kind: kind as u8, ghost: false, graced, parent };
         self.log.extend_from_slice(&rec.words());
