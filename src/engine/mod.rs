@@ -88,7 +88,10 @@ pub(crate) struct Engine {
     pub times: Vec<Times>,
     kind: Vec<Kind>,
     weight: Vec<u32>,
-    /// Field: its hash's slot. Hash: index into `hashes`. Plain: `NIL`.
+    /// One word per slot whose meaning depends on the slot's kind (one
+    /// column, not three, keeps memory per entry down): a field's hash slot
+    /// (`parent`, and its removal record's `LOG_PARENT`), a hash's index into
+    /// `hashes` and `hash_graced`, `NIL` for a plain entry.
     family: Vec<u32>,
     hashes: Vec<List>,
     hash_free: Vec<u32>,
