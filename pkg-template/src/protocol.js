@@ -45,7 +45,7 @@
 // slot's kind (`(flags >> LOG_KIND_SHIFT) & LOG_KIND_MASK`: a `SLOT_*`) and
 // the bits `LOG_GHOST` (remember the evicted key for the ghost queue) and
 // `LOG_GRACED` (the slot had entered grace: the host stopped counting it
-// then). Rust hosts read it through `LogRecord`, below.
+// then). Rust hosts read it through `protocol::LogRecord`.
 //
 // - The host MUST replay the log before its next call: the next call clears
 //   it, and a removed slot may be handed out again by it.
@@ -88,11 +88,12 @@
 //   (to 0, see the log);
 // - the queue (`ST_QUEUE`) and the clocks and `freq` of reserved slots (the
 //   lifecycle above);
-// - for a live plain slot: `TIMES_LAST` = now on a read (restarting its idle
-//   window), its `freq` byte up to `FREQ_MAX`, and all three clocks on an
-//   overwrite, but only when its deadline does not move earlier (the wheel
-//   reschedules a later deadline lazily when the old one fires; an earlier one
-//   needs `write`), its weight is unchanged, and its deadline is not past;
+// - for a live slot (plain entry, hash or field) on a read: `TIMES_LAST` =
+//   now (restarting its idle window) and its `freq` byte, up to `FREQ_MAX`;
+// - for a live plain slot on an overwrite: all three clocks, but only when
+//   its deadline does not move earlier (the wheel reschedules a later
+//   deadline lazily when the old one fires; an earlier one needs `write`),
+//   its weight is unchanged, and its deadline is not past;
 // - the input buffer `input(n)` returned, before `restore` or `checkSnapshot`.
 //
 // Everything else in wasm memory is the engine's, and the host MUST treat
