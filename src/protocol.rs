@@ -2,7 +2,8 @@
 //! defined once, and the rules both sides keep.
 //!
 //! Two hosts drive the same engine. The JS host (`pkg-template/src/cache.js`,
-//! through the wasm-bindgen binding `src/binding.rs`) keeps keys and values in
+//! through the binding `src/binding.rs`, exported as C-ABI functions by
+//! `src/binding/abi.rs` and wrapped by `pkg-template/src/glue.js`) keeps keys and values in
 //! a JS `Map` and reads the engine's columns through typed-array views of wasm
 //! memory; the native host (`src/cache/`) calls the engine directly. The
 //! engine knows slots, not keys: a host names an entry by its slot number.
@@ -31,6 +32,11 @@
 //! - The host writes its clock reading as an `f64` at `ST_NOW` before a call
 //!   rather than passing it; the engine catches up to it (never backwards)
 //!   at the start of the call.
+//! - A failed call returns `CALL_FAILED` (0 from one that returns an
+//!   address; `FAILED` from `write`/`hwrite`, whose error `takeError` moves
+//!   into place) and leaves its error for `lapse_error()`, whose record of
+//!   `ERROR_WORDS` words gives its class (`ERROR_*`) and its ASCII message.
+//!   The host MUST read it before any other call into the module.
 //!
 //! ## The removal log
 //!
@@ -173,6 +179,27 @@ group! { status, "Status block: u32 word indexes from statusPtr() / 4",
     pub const ST_NOW: usize = 11;
     /// Words in the status block.
     pub const ST_LEN: usize = 12;
+}
+
+group! { errors, "Errors: a failed call's sentinel and lapse_error()'s record",
+    /// What a failing export returns where it returns a number (a pointer
+    /// export returns 0): `lapse_error()` then holds the error.
+    pub const CALL_FAILED: i32 = -1;
+    /// `u32` words of the record at `lapse_error()`: class, message address,
+    /// message length (the message is ASCII).
+    pub const ERROR_WORDS: usize = 3;
+    /// The error's class: an `ERROR_*` below.
+    pub const ERROR_CLASS: usize = 0;
+    /// Byte address of the message.
+    pub const ERROR_MSG: usize = 1;
+    /// Bytes in the message.
+    pub const ERROR_MSG_LEN: usize = 2;
+    /// A `TypeError` (bad argument, wrong type, stale slot).
+    pub const ERROR_TYPE: u32 = 0;
+    /// A `RangeError` (out of range, out of memory).
+    pub const ERROR_RANGE: u32 = 1;
+    /// A plain `Error` (corrupt snapshot bytes).
+    pub const ERROR_PLAIN: u32 = 2;
 }
 
 group! { queue, "Insert queue",
@@ -488,15 +515,15 @@ mod gen {
     }
 
     pub enum Value {
-        Int(u64),
+        Int(i64),
         Ints(Vec<u64>),
         Strs(Vec<&'static str>),
     }
 
     macro_rules! from_int {
-        ($($t:ty),*) => { $(impl From<$t> for Value { fn from(v: $t) -> Value { Value::Int(v as u64) } })* };
+        ($($t:ty),*) => { $(impl From<$t> for Value { fn from(v: $t) -> Value { Value::Int(v as i64) } })* };
     }
-    from_int!(u8, u16, u32, u64, usize);
+    from_int!(u8, u16, u32, u64, usize, i32);
 
     impl<const N: usize> From<[u8; N]> for Value {
         fn from(v: [u8; N]) -> Value {
@@ -514,6 +541,7 @@ mod gen {
         use super::*;
         alloc::vec![
             slots(),
+            errors(),
             status(),
             queue(),
             times(),
@@ -585,7 +613,7 @@ mod gen {
                 assert!(seen.insert(it.name), "{} defined twice", it.name);
                 if let Value::Int(x) = it.value {
                     // JS numbers hold every integer up to 2^53 exactly.
-                    assert!(x < 1 << 53, "{} does not fit a JS number", it.name);
+                    assert!(x.unsigned_abs() < 1 << 53, "{} does not fit a JS number", it.name);
                 }
             }
         }

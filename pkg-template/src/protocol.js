@@ -5,7 +5,8 @@
 // defined once, and the rules both sides keep.
 //
 // Two hosts drive the same engine. The JS host (`pkg-template/src/cache.js`,
-// through the wasm-bindgen binding `src/binding.rs`) keeps keys and values in
+// through the binding `src/binding.rs`, exported as C-ABI functions by
+// `src/binding/abi.rs` and wrapped by `pkg-template/src/glue.js`) keeps keys and values in
 // a JS `Map` and reads the engine's columns through typed-array views of wasm
 // memory; the native host (`src/cache/`) calls the engine directly. The
 // engine knows slots, not keys: a host names an entry by its slot number.
@@ -34,6 +35,11 @@
 // - The host writes its clock reading as an `f64` at `ST_NOW` before a call
 //   rather than passing it; the engine catches up to it (never backwards)
 //   at the start of the call.
+// - A failed call returns `CALL_FAILED` (0 from one that returns an
+//   address; `FAILED` from `write`/`hwrite`, whose error `takeError` moves
+//   into place) and leaves its error for `lapse_error()`, whose record of
+//   `ERROR_WORDS` words gives its class (`ERROR_*`) and its ASCII message.
+//   The host MUST read it before any other call into the module.
 //
 // ## The removal log
 //
@@ -122,6 +128,24 @@
 export const NIL = 4294967295;
 /** `write`/`hwrite` failed: the error waits in `takeError()`. */
 export const FAILED = 4294967294;
+
+// ---- Errors: a failed call's sentinel and lapse_error()'s record
+/** What a failing export returns where it returns a number (a pointer export returns 0): `lapse_error()` then holds the error. */
+export const CALL_FAILED = -1;
+/** `u32` words of the record at `lapse_error()`: class, message address, message length (the message is ASCII). */
+export const ERROR_WORDS = 3;
+/** The error's class: an `ERROR_*` below. */
+export const ERROR_CLASS = 0;
+/** Byte address of the message. */
+export const ERROR_MSG = 1;
+/** Bytes in the message. */
+export const ERROR_MSG_LEN = 2;
+/** A `TypeError` (bad argument, wrong type, stale slot). */
+export const ERROR_TYPE = 0;
+/** A `RangeError` (out of range, out of memory). */
+export const ERROR_RANGE = 1;
+/** A plain `Error` (corrupt snapshot bytes). */
+export const ERROR_PLAIN = 2;
 
 // ---- Status block: u32 word indexes from statusPtr() / 4
 /** Byte address of the removal log. */

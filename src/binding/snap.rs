@@ -13,10 +13,8 @@
 //! Restored slots are handed out in tape order (a fresh engine allocates
 //! 0, 1, 2, ...), so JS numbers them with a counter; this file checks that.
 
-use wasm_bindgen::prelude::*;
-
 use super::{headroom, oom, RawEngine};
-use crate::engine::{Kind, Times};
+use crate::engine::{Engine, Kind, Options, Times};
 use crate::error::Error;
 use crate::protocol::{
     NIL, RESTORE_IDLE, RESTORE_LEN, RESTORE_MAX_BYTES, RESTORE_MAX_ENTRIES, RESTORE_NOW, RESTORE_SWEEP_BUDGET,
@@ -25,14 +23,12 @@ use crate::protocol::{
 use crate::snapshot::{self, corrupt, Visit};
 use alloc::vec::Vec;
 
-#[wasm_bindgen]
 impl RawEngine {
     /// Checks the snapshot bytes JS wrote into `input` with the full
     /// decoder, so `snapshot()` can never return bytes `restore` rejects.
     /// Commits queued inserts first; changes nothing else. Out of memory is
     /// a `RangeError`, never a trap.
-    #[wasm_bindgen(js_name = checkSnapshot)]
-    pub fn check_snapshot(&mut self) -> Result<(), JsValue> {
+    pub fn check_snapshot(&mut self) -> Result<(), Error> {
         self.call(|_| ());
         let bytes = core::mem::take(&mut self.input);
         let r =
@@ -43,7 +39,6 @@ impl RawEngine {
     }
 
     /// The size recorded for slot `s` (0 for a slot out of range).
-    #[wasm_bindgen(js_name = slotWeight)]
     pub fn slot_weight(&self, s: u32) -> u32 {
         if (s as usize) < self.e.capacity() {
             self.e.weight(s)
@@ -60,7 +55,7 @@ impl RawEngine {
     /// not a tape of every value. Corrupt bytes throw a plain `Error`
     /// saying what is wrong, out of memory a `RangeError`; either changes
     /// nothing, and nothing traps.
-    pub fn restore(&mut self) -> Result<Vec<f64>, JsValue> {
+    pub fn restore(&mut self) -> Result<Vec<f64>, Error> {
         let bytes = core::mem::take(&mut self.input);
         room_to_check(bytes.len(), "bytes")?;
         // Check everything and learn the options first, then build the
@@ -69,11 +64,19 @@ impl RawEngine {
         // after: no preallocation from a declared bound.
         let h = snapshot::check_with(&bytes, &mut |_, _, _| Ok(()))?.nums;
         debug_assert_eq!(h.len(), RESTORE_LEN, "the header's numbers, in RESTORE_* order");
-        let (now, ttl, idle) = (h[RESTORE_NOW], h[RESTORE_TTL], h[RESTORE_IDLE]);
-        let mut raw = RawEngine::new(now, ttl, idle, f64::INFINITY, h[RESTORE_MAX_BYTES], h[RESTORE_SWEEP_BUDGET])?;
-        let e = &mut raw.e;
-        let max_entries = h[RESTORE_MAX_ENTRIES];
-        e.set_max_entries((max_entries != f64::INFINITY).then_some(max_entries as u64));
+        // Only the engine: the decoder checked the numbers (`Infinity`: none).
+        let lim = |v: f64| (v != f64::INFINITY).then_some(v);
+        let int = |v: f64| lim(v).map(|v| v as u64);
+        let opts = Options {
+            ttl: lim(h[RESTORE_TTL]),
+            idle: lim(h[RESTORE_IDLE]),
+            max_entries: None,
+            max_bytes: int(h[RESTORE_MAX_BYTES]),
+            sweep_budget: int(h[RESTORE_SWEEP_BUDGET]),
+        };
+        let mut fresh = Engine::new(&opts, h[RESTORE_NOW])?;
+        let e = &mut fresh;
+        e.set_max_entries(int(h[RESTORE_MAX_ENTRIES]));
         let (mut next, mut hash) = (0u32, NIL);
         let mut failed = None;
         let r = snapshot::check_with(&bytes, &mut |kind, k, w| {
@@ -98,10 +101,10 @@ impl RawEngine {
         });
         drop(bytes);
         if let Some(err) = failed {
-            return Err(err.into());
+            return Err(err);
         }
         r?;
-        self.e = raw.e;
+        self.e = fresh;
         self.publish();
         Ok(h)
     }
