@@ -103,8 +103,9 @@ pub struct RawEngine {
     status: Box<[u32; ST_LEN]>,
     /// Slots JS has filled since the last call (`ST_QUEUED` of them), with
     /// `QUEUE_TO_MAIN` for "straight to the main queue".
-    pending: Vec<u32>,
-    spare: Vec<u32>,
+    queue: Vec<u32>,
+    /// The slots the last `reserve` handed out (`ST_RESERVED`).
+    reserved: Vec<u32>,
     error: Option<Error>,
     /// Bytes JS copies in for `restore`/`checkSnapshot`: allocated here,
     /// fallibly (wasm-bindgen's own argument copy aborts on failure).
@@ -137,10 +138,10 @@ impl RawEngine {
 
     /// Links the inserts JS queued since the last call (before a slot JS
     /// names is checked: it may be one of them).
-    fn commit_pending(&mut self) {
+    fn commit_queued(&mut self) {
         let n = core::mem::take(&mut self.status[ST_QUEUED]) as usize;
         self.owed = self.owed.saturating_add(RECLAIM * n as u64);
-        for &p in self.pending.get(..n).unwrap_or(&self.pending) {
+        for &p in self.queue.get(..n).unwrap_or(&self.queue) {
             let s = p & !QUEUE_TO_MAIN;
             // Only slots reserved and not yet committed: a stale queue must
             // not link a slot twice.
@@ -180,7 +181,7 @@ impl RawEngine {
     /// numbers are checked before the engine indexes anything with them.
     #[inline(never)]
     fn in_use(&mut self, s: u32) -> bool {
-        self.commit_pending();
+        self.commit_queued();
         (s as usize) < self.e.capacity() && !matches!(self.e.kind(s), Kind::Free | Kind::Reserved)
     }
 
@@ -206,7 +207,7 @@ impl RawEngine {
     fn begin(&mut self) {
         self.e.log.clear();
         self.e.catch_up(*self.now);
-        self.commit_pending();
+        self.commit_queued();
     }
 
     /// `call`, then, if `f` succeeded, the write-time reclaim: what queued
@@ -231,10 +232,10 @@ impl RawEngine {
         s[ST_CAP] = self.e.capacity() as u32;
         s[ST_TIMES] = self.e.times.as_ptr() as u32;
         s[ST_FREQ] = self.e.policy.freq.as_ptr() as u32;
-        s[ST_QUEUE] = self.pending.as_ptr() as u32;
+        s[ST_QUEUE] = self.queue.as_ptr() as u32;
         s[ST_ENTRIES] = self.e.entries().min(u64::from(u32::MAX)) as u32;
-        s[ST_RESERVED] = self.spare.as_ptr() as u32;
-        s[ST_RESERVED_LEN] = self.spare.len() as u32;
+        s[ST_RESERVED] = self.reserved.as_ptr() as u32;
+        s[ST_RESERVED_LEN] = self.reserved.len() as u32;
         s[ST_NOW] = &*self.now as *const f64 as u32;
     }
 
@@ -297,8 +298,8 @@ impl RawEngine {
             status: Box::new([0; ST_LEN]),
             // Allocated by the first `reserve`: most of a near-empty
             // cache's cost would be this queue.
-            pending: Vec::new(),
-            spare: Vec::new(),
+            queue: Vec::new(),
+            reserved: Vec::new(),
             error: None,
             input: Vec::new(),
             stats: Box::new([0.0; STATS_LEN]),
@@ -331,19 +332,19 @@ impl RawEngine {
     pub fn reserve(&mut self, n: u32) {
         let n = (n as usize).min(QUEUE_CAP);
         self.e.log.clear();
-        let mut spare = core::mem::take(&mut self.spare);
-        spare.clear();
-        let room = self.pending.try_reserve_exact(QUEUE_CAP - self.pending.len()).is_ok()
-            && spare.try_reserve_exact(n).is_ok()
+        let mut reserved = core::mem::take(&mut self.reserved);
+        reserved.clear();
+        let room = self.queue.try_reserve_exact(QUEUE_CAP - self.queue.len()).is_ok()
+            && reserved.try_reserve_exact(n).is_ok()
             && self.e.try_room(n, self.e.used() + n, GROW_STEP).is_ok();
         if room {
-            self.pending.resize(QUEUE_CAP, 0);
-            self.call(|e| e.reserve(n, &mut spare));
+            self.queue.resize(QUEUE_CAP, 0);
+            self.call(|e| e.reserve(n, &mut reserved));
         } else {
             self.call(|_| ());
         }
-        self.spare = spare;
-        // The spare list moved back after the call published it.
+        self.reserved = reserved;
+        // The reserved list moved back after the call published it.
         self.publish();
     }
 
