@@ -86,7 +86,7 @@ impl<'a> Reader<'a, '_> {
         let mut high = false;
         t.units.reserve(len as usize);
         for c in b.chunks_exact(unit) {
-            let u = le(c) as u16;
+            let u = c.iter().rev().fold(0u16, |a, &x| a << 8 | u16::from(x));
             high |= u > 0xFF;
             t.units.push(u);
         }
