@@ -24,11 +24,22 @@ use lapse_cache::{Options, SetOptions, TtlCache};
 
 struct Counting;
 static LIVE: AtomicIsize = AtomicIsize::new(0);
+/// The highest `LIVE` since the last [`reset_peak`].
+static PEAK: AtomicIsize = AtomicIsize::new(0);
+
+fn grew(by: isize) {
+    let now = LIVE.fetch_add(by, Ordering::Relaxed) + by;
+    PEAK.fetch_max(now, Ordering::Relaxed);
+}
+
+fn reset_peak() {
+    PEAK.store(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
+}
 
 // SAFETY: forwards to System and only counts sizes.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, l: Layout) -> *mut u8 {
-        LIVE.fetch_add(l.size() as isize, Ordering::Relaxed);
+        grew(l.size() as isize);
         unsafe { System.alloc(l) }
     }
     unsafe fn dealloc(&self, p: *mut u8, l: Layout) {
@@ -36,7 +47,7 @@ unsafe impl GlobalAlloc for Counting {
         unsafe { System.dealloc(p, l) }
     }
     unsafe fn realloc(&self, p: *mut u8, l: Layout, n: usize) -> *mut u8 {
-        LIVE.fetch_add(n as isize - l.size() as isize, Ordering::Relaxed);
+        grew(n as isize - l.size() as isize);
         unsafe { System.realloc(p, l, n) }
     }
 }
@@ -249,19 +260,46 @@ fn run<K: Clone, S: Subject<K>>(work: &str, keys: &[K], order: &[u64], zipf_ids:
 }
 
 /// lapse-cache's expiry sweep: n entries with distinct ttls, then one tick
-/// past them all with no sweep budget (purge); ns per expired entry.
-fn sweep<K: Hash + Eq + Clone>(keys: &[K]) -> f64 {
+/// past them all with no sweep budget (purge); ns per expired entry, and
+/// the most heap the purge held beyond the cache's, per entry.
+fn sweep<K: Hash + Eq + Clone>(keys: &[K]) -> (f64, f64) {
     let o = Options { sweep_budget: Some(0), ..Default::default() };
     let mut c: TtlCache<K, u64> = TtlCache::with_options(o, 0.0).unwrap();
     for (i, k) in keys.iter().enumerate() {
         c.set(k.clone(), i as u64, SetOptions { ttl: Some(1.0 + (i % 10_000) as f64), ..Default::default() }).unwrap();
     }
     c.tick(20_000.0).unwrap();
+    let before = live();
+    reset_peak();
     let t = Clock::now();
     let gone = c.purge();
     let ns = t.elapsed_ns() / gone.max(1) as f64;
+    let extra = (PEAK.load(Ordering::Relaxed) - before) as f64 / keys.len() as f64;
     assert_eq!(gone as usize, keys.len());
-    ns
+    (ns, extra)
+}
+
+/// moka's expiry sweep: n entries under a time-to-live long enough that none
+/// expires while they go in (moka's clock is real time, not injectable),
+/// then `run_pending_tasks` after it passed, until all are gone; ns per
+/// expired entry. `None` if entries expired during the inserts.
+fn sweep_moka<K: Hash + Eq + Clone + Send + Sync + 'static>(keys: &[K]) -> Option<f64> {
+    let ttl = std::time::Duration::from_micros(300_000 + 3 * keys.len() as u64);
+    let c = moka::sync::Cache::builder().time_to_live(ttl).build();
+    let start = Instant::now();
+    for (i, k) in keys.iter().enumerate() {
+        c.insert(k.clone(), i as u64);
+    }
+    c.run_pending_tasks();
+    if start.elapsed() >= ttl || c.entry_count() != keys.len() as u64 {
+        return None;
+    }
+    std::thread::sleep(ttl.saturating_sub(start.elapsed()) + std::time::Duration::from_millis(5));
+    let t = Clock::now();
+    while c.entry_count() > 0 {
+        c.run_pending_tasks();
+    }
+    Some(t.elapsed_ns() / keys.len() as f64)
 }
 
 fn median(v: &mut [f64]) -> f64 {
@@ -326,12 +364,30 @@ fn suite<K: Hash + Eq + Clone + Send + Sync + 'static>(
         }
     }
     if only.is_empty() || only.iter().any(|o| o == "sweep") {
-        let mut v: Vec<f64> = (0..reps).map(|_| sweep(keys)).collect();
-        println!("{label:6} n={n:<8} sweep     {:24} {:8.1} ns/expired entry", "lapse-cache", median(&mut v));
+        let (mut v, mut extra): (Vec<f64>, Vec<f64>) = (0..reps).map(|_| sweep(keys)).unzip();
+        let lapse_ns = median(&mut v);
+        println!(
+            "{label:6} n={n:<8} sweep     {:24} {lapse_ns:8.1} ns/expired entry  x 1.00 vs lapse  purge peak +{:.1} B/entry",
+            "lapse-cache",
+            median(&mut extra)
+        );
+        if who.is_empty() || who.iter().any(|w| "moka".starts_with(w.as_str())) {
+            let mut m: Vec<f64> = (0..reps).filter_map(|_| sweep_moka(keys)).collect();
+            if m.is_empty() {
+                println!("{label:6} n={n:<8} sweep     {:24} (inserts outlasted the ttl)", Moka::<K>::NAME);
+            } else {
+                let ns = median(&mut m);
+                println!(
+                    "{label:6} n={n:<8} sweep     {:24} {ns:8.1} ns/expired entry  x{:5.2} vs lapse",
+                    Moka::<K>::NAME,
+                    ns / lapse_ns
+                );
+            }
+        }
     }
 }
 
-fn main() {
+pub fn main() {
     let args: Vec<String> = std::env::args().collect();
     let arg = |name: &str| args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned();
     let sizes: Vec<usize> =
