@@ -92,6 +92,9 @@ impl Engine {
             if self.times[i].deadline() != NEVER && !in_wheel {
                 return Err(format!("{k:?} slot {s} has a finite deadline but is not in the wheel"));
             }
+            if self.times[i].deadline() == NEVER && in_wheel {
+                return Err(format!("{k:?} slot {s} has no deadline but is in the wheel"));
+            }
         }
         let fields_listed: u64 =
             self.hashes.iter().enumerate().filter(|(h, _)| hid_used[*h]).map(|(_, l)| u64::from(l.len)).sum();

@@ -318,7 +318,10 @@ impl Engine {
         self.family[s as usize]
     }
 
-    fn own_live(&self, s: u32, now: f64) -> bool {
+    /// Slot `s`'s own deadline is after `now`: all of liveness for a plain
+    /// entry, which a host that knows the slot's kind can ask without the
+    /// kind column's load.
+    pub fn own_live(&self, s: u32, now: f64) -> bool {
         self.times[s as usize].deadline() > now
     }
 
@@ -353,6 +356,13 @@ impl Engine {
         } else {
             self.policy.hit(s);
         }
+    }
+
+    /// [`read`](Self::read) of a slot the host knows is a top-level key
+    /// (plain or hash): no kind column load.
+    pub fn read_key(&mut self, s: u32) {
+        self.times[s as usize].last = self.now();
+        self.policy.hit(s);
     }
 
     /// Time left to the earliest deadline at `now`; for a field, its hash's
