@@ -5,10 +5,10 @@ mod plain;
 mod snapshot;
 
 use std::borrow::Borrow;
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::hash::{BuildHasher, Hash};
 
-use hashbrown::{DefaultHashBuilder, HashSet, HashTable};
+use hashbrown::{DefaultHashBuilder, HashMap, HashSet, HashTable};
 
 use crate::clock::{Follow, TimeSource};
 use crate::engine::{Engine, Kind, Times, LOG_GHOST};
@@ -23,11 +23,31 @@ const PURGE_BATCH: u64 = 4096;
 /// Expired entries each write reclaims (as the JS binding's writes do).
 const RECLAIM: u64 = 2;
 
+/// What a slot holds, kept small (24 bytes for `u64` keys and values, 40 for
+/// `String` keys): every plain read loads one, so its size is cache misses.
+/// A key's `hash` is its index hash (see [`fold`]), stored so that the index
+/// grows and drops a slot without hashing the key again.
 enum Item<K, V> {
     Free,
-    Plain { key: K, value: V },
-    Hash { key: K, fields: HashMap<String, u32> },
-    Field { name: String, value: V },
+    Plain {
+        hash: u32,
+        key: K,
+        value: V,
+    },
+    /// Boxed: an inline map would widen every slot by 32 bytes.
+    Hash {
+        hash: u32,
+        key: K,
+        fields: Box<HashMap<Box<str>, u32>>,
+    },
+    /// Boxed: fields are few next to plain entries, and an inline name
+    /// would widen every slot by 8 bytes.
+    Field(Box<Field<V>>),
+}
+
+struct Field<V> {
+    name: Box<str>,
+    value: V,
 }
 
 /// The key an item holds (a plain entry's or a hash's).
@@ -36,6 +56,27 @@ fn key_in<K, V>(items: &[Item<K, V>], s: u32) -> Option<&K> {
         Item::Plain { key, .. } | Item::Hash { key, .. } => Some(key),
         _ => None,
     }
+}
+
+/// The stored index hash of the key an item holds.
+fn hash_in<K, V>(items: &[Item<K, V>], s: u32) -> u32 {
+    match items.get(s as usize) {
+        Some(Item::Plain { hash, .. } | Item::Hash { hash, .. }) => *hash,
+        _ => 0,
+    }
+}
+
+/// A key's index hash: 32 bits of the hasher's 64, so that each slot can
+/// store it in what would otherwise be padding.
+fn fold(h: u64) -> u32 {
+    (h ^ (h >> 32)) as u32
+}
+
+/// The index's 64-bit hash of a folded one: hashbrown takes the bucket from
+/// the low bits and its 7-bit tag from the top ones, so both halves carry
+/// all 32 (the two only overlap past 2^25 buckets).
+fn wide(h: u32) -> u64 {
+    u64::from(h) << 32 | u64::from(h)
 }
 
 /// An entry or field that left the cache, as handed to the removal callback.
@@ -121,8 +162,8 @@ pub struct TtlCache<K, V, S = DefaultHashBuilder> {
     index: HashTable<u32>,
     hasher: S,
     items: Vec<Item<K, V>>,
-    ghost: HashSet<u64>,
-    ghost_order: VecDeque<u64>,
+    ghost: HashSet<u32>,
+    ghost_order: VecDeque<u32>,
     bounded: bool,
     hits: u64,
     misses: u64,
@@ -268,7 +309,11 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         self.notify(out);
     }
 
+    #[inline]
     fn notify(&mut self, out: Vec<Removed<K, V>>) {
+        if out.is_empty() {
+            return;
+        }
         if let Some(OnRemove(f)) = self.on_remove.as_mut() {
             out.into_iter().for_each(f);
         }
@@ -292,10 +337,10 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
             let (s, flags, parent) = (rec[0], rec[1], rec[2]);
             let reason = Reason::from_u8((flags & 15) as u8);
             match std::mem::replace(self.item(s), Item::Free) {
-                Item::Plain { key, value } => {
-                    let h = self.unindex(&key, s);
+                Item::Plain { hash, key, value } => {
+                    self.unindex(hash, s);
                     if flags & LOG_GHOST != 0 {
-                        self.remember(h);
+                        self.remember(hash);
                     }
                     if reason != Reason::Evicted && own.is_some_and(|o| key.borrow() == o) {
                         mine = Some(value);
@@ -303,17 +348,18 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                         out.push(Removed { key, field: None, value, reason });
                     }
                 }
-                Item::Hash { key, .. } => {
-                    let h = self.unindex(&key, s);
+                Item::Hash { hash, .. } => {
+                    self.unindex(hash, s);
                     if flags & LOG_GHOST != 0 {
-                        self.remember(h);
+                        self.remember(hash);
                     }
                 }
-                Item::Field { name, value } => {
-                    if let Item::Hash { key, fields } = self.item(parent) {
+                Item::Field(f) => {
+                    let Field { name, value } = *f;
+                    if let Item::Hash { key, fields, .. } = self.item(parent) {
                         fields.remove(&name);
                         if keep {
-                            out.push(Removed { key: key.clone(), field: Some(name), value, reason });
+                            out.push(Removed { key: key.clone(), field: Some(name.into()), value, reason });
                         }
                     }
                 }
@@ -328,8 +374,8 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
 
     /// Records an evicted key for S3-FIFO's ghost queue by its hash only: a
     /// collision merely admits a new key to the main queue, and the ghost
-    /// list then costs 8 bytes (twice) per key instead of two key copies.
-    fn remember(&mut self, h: u64) {
+    /// list then costs 4 bytes (twice) per key instead of two key copies.
+    fn remember(&mut self, h: u32) {
         let cap = self.engine.options().max_entries.unwrap_or(self.index.len().max(64) as u64) as usize;
         if self.ghost.insert(h) {
             self.ghost_order.push_back(h);
@@ -342,7 +388,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     }
 
     /// Whether a new key with hash `h` was evicted lately (S3-FIFO's ghost).
-    fn ghosted(&self, h: u64) -> bool {
+    fn ghosted(&self, h: u32) -> bool {
         self.bounded && !self.ghost.is_empty() && self.ghost.contains(&h)
     }
 
@@ -351,42 +397,45 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.slot_h(self.hasher.hash_one(key), key)
+        self.slot_h(self.hash(key), key)
     }
 
-    /// The slot of `key`, whose hash is `h`.
-    fn slot_h<Q>(&self, h: u64, key: &Q) -> Option<u32>
+    /// The index hash of `key`.
+    fn hash<Q: Hash + ?Sized>(&self, key: &Q) -> u32 {
+        fold(self.hasher.hash_one(key))
+    }
+
+    /// The slot of `key`, whose index hash is `h`.
+    fn slot_h<Q>(&self, h: u32, key: &Q) -> Option<u32>
     where
         K: Borrow<Q>,
         Q: Eq + ?Sized,
     {
         let items = &self.items;
-        self.index.find(h, |&s| key_in(items, s).is_some_and(|k| k.borrow() == key)).copied()
+        self.index.find(wide(h), |&s| key_in(items, s).is_some_and(|k| k.borrow() == key)).copied()
     }
 
     /// Indexes slot `s`, whose item already holds its key, under hash `h`;
     /// an entry the key still has (a dead slot the engine reused without
     /// logging it) is pointed at `s` instead of duplicated.
-    fn index_slot(&mut self, h: u64, s: u32) {
-        let (items, hasher) = (&self.items, &self.hasher);
+    fn index_slot(&mut self, h: u32, s: u32) {
+        let items = &self.items;
         let Some(key) = key_in(items, s) else { return };
-        match self.index.find_entry(h, |&x| key_in(items, x).is_some_and(|k| k == key)) {
+        match self.index.find_entry(wide(h), |&x| key_in(items, x).is_some_and(|k| k == key)) {
             Ok(mut e) => *e.get_mut() = s,
             Err(_) => {
-                self.index.insert_unique(h, s, |&x| key_in(items, x).map_or(0, |k| hasher.hash_one(k)));
+                // Growing rehashes from the stored hashes, never the keys.
+                self.index.insert_unique(wide(h), s, |&x| wide(hash_in(items, x)));
             }
         }
     }
 
-    /// Drops slot `s` (whose item was `key`, now taken out) from the index;
-    /// returns the key's hash. Matching on the slot number needs no key
-    /// comparison.
-    fn unindex(&mut self, key: &K, s: u32) -> u64 {
-        let h = self.hasher.hash_one(key);
-        if let Ok(e) = self.index.find_entry(h, |&x| x == s) {
+    /// Drops slot `s` (whose key, now taken out, had index hash `h`) from the
+    /// index. Matching on the slot number needs no key comparison.
+    fn unindex(&mut self, h: u32, s: u32) {
+        if let Ok(e) = self.index.find_entry(wide(h), |&x| x == s) {
             e.remove();
         }
-        h
     }
 
     fn live_slot<Q>(&self, key: &Q) -> Option<u32>
@@ -408,7 +457,12 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     }
 
     fn live(&self, s: u32) -> bool {
-        self.engine.is_live_at(s, self.time())
+        match self.items.get(s as usize) {
+            // A plain entry's own deadline is all there is to it: the
+            // engine's kind column need not be loaded.
+            Some(Item::Plain { .. }) => self.engine.own_live(s, self.time()),
+            _ => self.engine.is_live_at(s, self.time()),
+        }
     }
 
     /// Reads the followed source, for a `&self` method, before it looks at
@@ -434,7 +488,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     }
 
     fn is_hash(&self, s: u32) -> bool {
-        self.engine.kind(s) == Kind::Hash
+        matches!(self.items.get(s as usize), Some(Item::Hash { .. }))
     }
 
     fn hash_slot<Q>(&self, key: &Q) -> Result<Option<u32>>
@@ -562,13 +616,20 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         // the callback's list) never holds more than one batch, instead of
         // 12+ bytes per expired entry of the whole cache at once.
         let mut n = 0;
-        // A batch can spend its work on wheel cascades and remove nothing
-        // while more is due: only a run of empty batches ends the loop.
+        // A batch can spend all its work on wheel cascades and remove
+        // nothing while more is due (spread deadlines: a run of such batches
+        // once left 59% of a 1M purge to one unbatched sweep, a 7 MB log), so
+        // only the wheel's own word ends the loop: nothing due by now. Each
+        // batch makes progress (a cascade or a removal); the cap on empty
+        // batches in a row is a backstop, far above any run seen.
         let mut empty = 0;
-        while empty < 8 {
+        while empty < 1 << 12 {
             let k = self.engine.purge_some(PURGE_BATCH);
             self.drain();
             n += k;
+            if k == 0 && self.engine.next_expiry() > self.engine.now() {
+                break;
+            }
             empty = if k == 0 { empty + 1 } else { 0 };
         }
         // The exact purge finishes whatever is left (nothing, or little).
@@ -627,9 +688,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                             self.engine.field_count(s)
                         ));
                     }
-                    for (name, &f) in fs {
+                    for (name, &f) in fs.iter() {
                         match self.items.get(f as usize) {
-                            Some(Item::Field { name: n, .. }) if n == name && self.engine.parent(f) == s => {}
+                            Some(Item::Field(fi)) if fi.name == *name && self.engine.parent(f) == s => {}
                             _ => return Err(format!("hash slot {s}: field {name:?} at slot {f} is not that field")),
                         }
                     }
@@ -675,7 +736,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> + '_ {
         self.refresh();
         self.index.iter().filter_map(move |&s| match &self.items[s as usize] {
-            Item::Plain { key, value } if self.live(s) => Some((key, value)),
+            Item::Plain { key, value, .. } if self.live(s) => Some((key, value)),
             _ => None,
         })
     }

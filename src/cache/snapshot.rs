@@ -39,7 +39,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                 continue;
             }
             let body = match self.items.get(s as usize) {
-                Some(Item::Plain { key: k, value: v }) => {
+                Some(Item::Plain { key: k, value: v, .. }) => {
                     Body::Plain { weight: self.engine.weight(s), value: value(k, None, v)? }
                 }
                 Some(Item::Hash { key: k, .. }) => {
@@ -47,12 +47,12 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                     slots.reverse();
                     let mut fields = Vec::with_capacity(slots.len());
                     for f in slots {
-                        if let Some(Item::Field { name, value: v }) = self.items.get(f as usize) {
+                        if let Some(Item::Field(fi)) = self.items.get(f as usize) {
                             fields.push(SnapField {
-                                name: name.encode_utf16().collect(),
+                                name: fi.name.encode_utf16().collect(),
                                 clocks: stamp(f),
                                 weight: self.engine.weight(f),
-                                value: value(k, Some(name), v)?,
+                                value: value(k, Some(&fi.name), &fi.value)?,
                             });
                         }
                     }
@@ -101,8 +101,8 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                 Body::Plain { weight, value: v } => {
                     let v = value(v)?;
                     let s = c.engine.restore_slot(Kind::Plain, NIL, times(&e.clocks), *weight);
-                    let hk = c.hasher.hash_one(&k);
-                    *c.item(s) = Item::Plain { key: k, value: v };
+                    let hk = c.hash(&k);
+                    *c.item(s) = Item::Plain { hash: hk, key: k, value: v };
                     c.index_slot(hk, s);
                 }
                 Body::Hash { fields } => {
@@ -113,14 +113,15 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                         conv.push((name, value(&f.value)?));
                     }
                     let h = c.engine.restore_slot(Kind::Hash, NIL, times(&e.clocks), 0);
-                    let mut names = HashMap::with_capacity(conv.len());
+                    let mut names = Box::new(HashMap::with_capacity(conv.len()));
                     for (f, (name, v)) in fields.iter().zip(conv) {
+                        let name: Box<str> = name.into();
                         let s = c.engine.restore_slot(Kind::Field, h, times(&f.clocks), f.weight);
                         names.insert(name.clone(), s);
-                        *c.item(s) = Item::Field { name, value: v };
+                        *c.item(s) = Item::Field(Box::new(Field { name, value: v }));
                     }
-                    let hk = c.hasher.hash_one(&k);
-                    *c.item(h) = Item::Hash { key: k, fields: names };
+                    let hk = c.hash(&k);
+                    *c.item(h) = Item::Hash { hash: hk, key: k, fields: names };
                     c.index_slot(hk, h);
                 }
             }
