@@ -32,12 +32,15 @@ impl Engine {
     }
 
     fn set_clocks(&mut self, s: u32, c: WriteClocks) {
-        let now = self.now();
-        let t = &mut self.times[s as usize];
-        // A slot with no deadline is in no wheel bucket (an invariant): an
-        // overwrite of one skips the wheel's `home` column.
-        let scheduled = t.deadline() != NEVER;
-        *t = Times { abs: c.abs, last: now, idle: c.idle };
+        // A slot with no deadline is in no wheel bucket (an invariant), so
+        // natively an overwrite of one skips the wheel's `home` column, a
+        // cache miss. Not in wasm, whose download size is gated: there the
+        // branch cost bytes.
+        #[cfg(not(target_arch = "wasm32"))]
+        let scheduled = self.times[s as usize].deadline() != NEVER;
+        #[cfg(target_arch = "wasm32")]
+        let scheduled = true;
+        self.times[s as usize] = Times { abs: c.abs, last: self.now(), idle: c.idle };
         if scheduled {
             self.wheel.cancel(s);
         }
@@ -123,19 +126,21 @@ impl Engine {
     /// Overwrites a live plain entry or field; `None` keeps its clocks.
     pub fn overwrite(&mut self, s: u32, c: Option<WriteClocks>, weight: u32) {
         let i = s as usize;
-        // With no bytes held every weight is 0: skip the column's load.
+        // Natively, with no bytes held every weight is 0: skip the column's
+        // load (a cache miss). Not in wasm, where it cost download bytes.
+        #[cfg(not(target_arch = "wasm32"))]
         let old = if self.bytes == 0 { 0 } else { self.weight[i] };
+        #[cfg(target_arch = "wasm32")]
+        let old = self.weight[i];
         let owner = if self.kind[i] == Kind::Field { self.family[i] } else { s };
         if weight > old {
             self.make_room(0, u64::from(weight - old), Some(owner));
             debug_assert!(!self.over(0, u64::from(weight - old)), "check_fits passed, yet no room to grow");
         }
         debug_assert!(!matches!(self.kind[i], Kind::Free | Kind::Reserved), "overwrite of a dead slot");
-        if weight != old {
-            self.weight[i] = weight;
-            if owner != s {
-                self.weight[owner as usize] = self.weight[owner as usize] - old + weight;
-            }
+        self.weight[i] = weight;
+        if owner != s {
+            self.weight[owner as usize] = self.weight[owner as usize] - old + weight;
         }
         self.bytes = self.bytes - u64::from(old) + u64::from(weight);
         self.counters.updated += 1;
