@@ -1,6 +1,8 @@
 // The snapshot writer (format: SNAPSHOT.md) and its CRC-32. The decoder is
-// Rust's (src/snapshot.rs); it checks every snapshot written here before
-// snapshot() returns it, and accepts only canonical encodings.
+// Rust's (src/snapshot/); it checks every snapshot written here before
+// snapshot() returns it, and accepts only canonical encodings. The Rust writer
+// (src/snapshot/encoder.rs) must write the same bytes: tests/data/corpus.jsonl
+// checks both byte for byte (SNAPSHOT.md says why there are two).
 
 import {
   F_ARRAY,

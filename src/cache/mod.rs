@@ -1,14 +1,16 @@
 //! The native Rust cache: a key index and values over the slot engine.
 
+mod ghosts;
 mod hashes;
 mod plain;
 mod snapshot;
+#[cfg(test)]
+mod tests;
 
 use std::borrow::Borrow;
-use std::collections::VecDeque;
 use std::hash::{BuildHasher, Hash};
 
-use hashbrown::{DefaultHashBuilder, HashMap, HashSet, HashTable};
+use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
 
 use crate::clock::{Follow, TimeSource};
 use crate::engine::{Engine, Kind, Times, LOG_GHOST};
@@ -16,6 +18,7 @@ use crate::error::{Error, Result};
 use crate::list::NIL;
 use crate::snapshot::{Body, ClockMode, Clocks as SnapClocks, Entry as SnapEntry, Field as SnapField, Snapshot, Value};
 use crate::types::{Cond, Counters, Options, Reason, Write};
+use ghosts::Ghosts;
 
 /// Expired entries [`TtlCache::purge`] removes between two replays of the log.
 const PURGE_BATCH: u64 = 4096;
@@ -162,9 +165,13 @@ pub struct TtlCache<K, V, S = DefaultHashBuilder> {
     index: HashTable<u32>,
     hasher: S,
     items: Vec<Item<K, V>>,
-    ghost: HashSet<u32>,
-    ghost_order: VecDeque<u32>,
+    ghosts: Ghosts,
     bounded: bool,
+    /// The next key's insertion number (see `next_seq`).
+    seq: u32,
+    /// Each key slot's insertion number, apart from `items`: only snapshots
+    /// read it, so reads never load it, and the items stay 24 bytes.
+    seqs: Vec<u32>,
     hits: u64,
     misses: u64,
     on_remove: Option<OnRemove<K, V>>,
@@ -232,9 +239,10 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
             index: HashTable::new(),
             hasher,
             items: Vec::new(),
-            ghost: HashSet::new(),
-            ghost_order: VecDeque::new(),
+            ghosts: Ghosts::default(),
             bounded,
+            seq: 0,
+            seqs: Vec::new(),
             hits: 0,
             misses: 0,
             on_remove: None,
@@ -301,6 +309,38 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
             self.items.resize_with(self.engine.capacity().max(i + 1), || Item::Free);
         }
         &mut self.items[i]
+    }
+
+    /// The insertion number of a key new to the index: snapshots list keys
+    /// in this order, as SNAPSHOT.md promises (and the JS host's `Map`
+    /// keeps). When the numbers run out, the held keys are renumbered in
+    /// their order (once per 2^32 insertions).
+    fn next_seq(&mut self) -> u32 {
+        if self.seq == u32::MAX {
+            let seqs = &self.seqs;
+            let mut held: Vec<(u32, usize)> = (self.items.iter().enumerate())
+                .filter(|(_, it)| matches!(it, Item::Plain { .. } | Item::Hash { .. }))
+                .map(|(i, _)| (seqs[i], i))
+                .collect();
+            held.sort_unstable();
+            self.seq = 0;
+            for (_, i) in held {
+                self.seqs[i] = self.seq;
+                self.seq += 1;
+            }
+        }
+        self.seq += 1;
+        self.seq - 1
+    }
+
+    /// Gives key slot `s` insertion number `q` (from `next_seq`, taken
+    /// before the slot's item was written, so a renumbering skips it).
+    fn set_seq(&mut self, s: u32, q: u32) {
+        let i = s as usize;
+        if self.seqs.len() <= i {
+            self.seqs.resize(self.items.len().max(i + 1), 0);
+        }
+        self.seqs[i] = q;
     }
 
     /// Replays the engine's removal log, then runs the callback.
@@ -372,24 +412,25 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         (out, mine)
     }
 
-    /// Records an evicted key for S3-FIFO's ghost queue by its hash only: a
-    /// collision merely admits a new key to the main queue, and the ghost
-    /// list then costs 4 bytes (twice) per key instead of two key copies.
+    /// Records an evicted key for S3-FIFO's ghost queue (see `Ghosts`), up
+    /// to `max_entries` ghosts (without one, as many as keys held, at least 64).
     fn remember(&mut self, h: u32) {
         let cap = self.engine.options().max_entries.unwrap_or(self.index.len().max(64) as u64) as usize;
-        if self.ghost.insert(h) {
-            self.ghost_order.push_back(h);
-        }
-        while self.ghost_order.len() > cap {
-            if let Some(k) = self.ghost_order.pop_front() {
-                self.ghost.remove(&k);
-            }
+        self.ghosts.remember(wide(h), cap);
+    }
+
+    /// Drops the ghost of a key that came back (`back`), after its write's
+    /// evictions are remembered (they may push it out first), as the JS
+    /// host does: the order decides which ghosts the cap keeps.
+    fn unghost(&mut self, back: bool, h: u32) {
+        if back {
+            self.ghosts.forget(wide(h));
         }
     }
 
     /// Whether a new key with hash `h` was evicted lately (S3-FIFO's ghost).
     fn ghosted(&self, h: u32) -> bool {
-        self.bounded && !self.ghost.is_empty() && self.ghost.contains(&h)
+        self.bounded && self.ghosts.len() != 0 && self.ghosts.contains(wide(h))
     }
 
     fn slot<Q>(&self, key: &Q) -> Option<u32>
@@ -703,6 +744,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         if held != self.engine.keys() + fields {
             return Err(format!("{held} items held, {} keys + {fields} fields live", self.engine.keys()));
         }
+        self.ghosts.check()?;
         Ok(())
     }
 

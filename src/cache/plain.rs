@@ -72,14 +72,12 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         let ghost = s.is_none() && self.ghosted(h);
         let r = self.engine.write(s, &w, size, ghost).map_err(native)?;
         self.reclaim();
-        if ghost {
-            self.ghost.remove(&h);
-        }
         // Replay first: the slot handed out may be one this write just freed.
         // A write that ends its key at once (a deadline at now) removes the
         // old value through the log instead of overwriting it in place.
         let (mut out, mut old) =
             if self.engine.log.is_empty() { (Vec::new(), None) } else { self.replay(live.then_some(&key)) };
+        self.unghost(ghost, h);
         if let Some(r) = r {
             match self.item(r) {
                 Item::Plain { value: prev, .. } => {
@@ -92,8 +90,10 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                         out.push(Removed { key, field: None, value: prev, reason: Reason::Expired });
                     }
                 }
-                slot => {
-                    *slot = Item::Plain { hash: h, key, value };
+                _ => {
+                    let seq = self.next_seq();
+                    *self.item(r) = Item::Plain { hash: h, key, value };
+                    self.set_seq(r, seq);
                     self.index_slot(h, r);
                 }
             }

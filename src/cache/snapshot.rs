@@ -5,9 +5,11 @@ use super::*;
 impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// Captures the clock, the options and every live entry and field with
     /// its exact clocks and size, converting keys and values with `key` and
-    /// `value` (which also sees the key and the field name). Keys come in slot
-    /// order, fields in insertion order. Encode it with
-    /// [`snapshot::encode`](crate::snapshot::encode). The cache is not changed.
+    /// `value` (which also sees the key and the field name). Keys and fields
+    /// come in insertion order (a key written again keeps its place; one
+    /// that left and came back goes last), as the JS package writes them.
+    /// Encode it with [`snapshot::encode`](crate::snapshot::encode). The
+    /// cache is not changed.
     ///
     /// ```
     /// use lapse_cache::snapshot::{self, Value};
@@ -34,10 +36,15 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         };
         self.refresh();
         let mut entries = Vec::new();
-        for s in self.engine.occupied() {
-            if !self.live(s) {
-                continue;
-            }
+        // Keys in insertion order (SNAPSHOT.md), not slot order.
+        let mut order: Vec<(u32, u32)> = (self.engine.occupied())
+            .filter_map(|s| match self.items.get(s as usize) {
+                Some(Item::Plain { .. } | Item::Hash { .. }) if self.live(s) => Some((self.seqs[s as usize], s)),
+                _ => None,
+            })
+            .collect();
+        order.sort_unstable();
+        for (_, s) in order {
             let body = match self.items.get(s as usize) {
                 Some(Item::Plain { key: k, value: v, .. }) => {
                     Body::Plain { weight: self.engine.weight(s), value: value(k, None, v)? }
@@ -102,7 +109,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                     let v = value(v)?;
                     let s = c.engine.restore_slot(Kind::Plain, NIL, times(&e.clocks), *weight);
                     let hk = c.hash(&k);
+                    let seq = c.next_seq();
                     *c.item(s) = Item::Plain { hash: hk, key: k, value: v };
+                    c.set_seq(s, seq);
                     c.index_slot(hk, s);
                 }
                 Body::Hash { fields } => {
@@ -121,7 +130,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                         *c.item(s) = Item::Field(Box::new(Field { name, value: v }));
                     }
                     let hk = c.hash(&k);
+                    let seq = c.next_seq();
                     *c.item(h) = Item::Hash { hash: hk, key: k, fields: names };
+                    c.set_seq(h, seq);
                     c.index_slot(hk, h);
                 }
             }
