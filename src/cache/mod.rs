@@ -416,7 +416,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// to `max_entries` ghosts (without one, as many as keys held, at least 64).
     fn remember(&mut self, h: u32) {
         let cap = self.engine.options().max_entries.unwrap_or(self.index.len().max(64) as u64) as usize;
-        self.ghosts.remember(wide(h), cap);
+        self.ghosts.remember(h, cap);
     }
 
     /// Drops the ghost of a key that came back (`back`), after its write's
@@ -424,13 +424,13 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// host does: the order decides which ghosts the cap keeps.
     fn unghost(&mut self, back: bool, h: u32) {
         if back {
-            self.ghosts.forget(wide(h));
+            self.ghosts.forget(h);
         }
     }
 
     /// Whether a new key with hash `h` was evicted lately (S3-FIFO's ghost).
     fn ghosted(&self, h: u32) -> bool {
-        self.bounded && self.ghosts.len() != 0 && self.ghosts.contains(wide(h))
+        self.bounded && self.ghosts.len() != 0 && self.ghosts.contains(h)
     }
 
     fn slot<Q>(&self, key: &Q) -> Option<u32>
