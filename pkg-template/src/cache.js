@@ -417,6 +417,21 @@ export class TtlCache {
       q.splice(0, h);
       h = 0;
     }
+    // A key that returns leaves its (key, seq) pair behind; a cache whose
+    // evicted keys keep returning never exceeds the cap, so the trim above
+    // never runs. Once stale pairs outnumber live ghosts, keep only the live
+    // ones: each pass costs at most what the pushes since the last one did.
+    if (q.length - h > 4 * this.#ghosts + 128) {
+      let w = 0;
+      for (let r = h; r < q.length; r += 2) {
+        if (g.get(q[r]) === -q[r + 1]) {
+          q[w++] = q[r];
+          q[w++] = q[r + 1];
+        }
+      }
+      q.length = w;
+      h = 0;
+    }
     this.#ghostHead = h;
   }
 
