@@ -27,7 +27,11 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         self.sync();
         let hk = self.hash(&key);
         let h = self.slot_h(hk, &key);
-        let live_h = self.hash_slot(&key)?;
+        // (`hash_slot` of the slot just found: the key is hashed once.)
+        let live_h = match h.filter(|&s| self.live(s)) {
+            Some(s) if !self.is_hash(s) => return Err(Error::WrongType { held: "plain value", wanted: "hash" }),
+            other => other,
+        };
         let f = live_h.and_then(|h| match &self.items[h as usize] {
             Item::Hash { fields, .. } => fields.get(field).copied(),
             _ => None,

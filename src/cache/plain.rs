@@ -57,13 +57,13 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// ```
     pub fn set_sized(&mut self, key: K, value: V, w: Write, size: u32) -> Result<Option<V>> {
         self.sync();
-        self.put(key, value, w, size).map(|(old, _)| old)
+        self.put(self.hash(&key), key, value, w, size).map(|(old, _)| old)
     }
 
-    /// [`set_sized`](Self::set_sized) after `sync`; also returns the slot
-    /// written (`None` if the write deleted the key).
-    fn put(&mut self, key: K, value: V, w: Write, size: u32) -> Result<(Option<V>, Option<u32>)> {
-        let h = self.hash(&key);
+    /// [`set_sized`](Self::set_sized) after `sync`, of `key` whose index
+    /// hash is `h`; also returns the slot written (`None` if the write
+    /// deleted the key).
+    fn put(&mut self, h: u32, key: K, value: V, w: Write, size: u32) -> Result<(Option<V>, Option<u32>)> {
         let s = self.slot_h(h, &key);
         let live = s.is_some_and(|s| self.live(s));
         if live && s.is_some_and(|s| self.is_hash(s)) {
@@ -177,7 +177,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// ```
     pub fn get_or_insert_with(&mut self, key: K, value: impl FnOnce() -> V) -> Result<&V> {
         self.sync();
-        let s = match self.live_slot(&key) {
+        // One hash of the key, for the lookup and the write.
+        let h = self.hash(&key);
+        let s = match self.slot_h(h, &key).filter(|&s| self.live(s)) {
             Some(s) if self.is_hash(s) => return Err(Error::WrongType { held: "hash", wanted: "plain value" }),
             Some(s) => {
                 self.engine.read_key(s);
@@ -187,7 +189,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
             None => {
                 self.misses += 1;
                 // The key moves in; the slot written finds the value again.
-                let (_, s) = self.put(key, value(), Write::default(), 0)?;
+                let (_, s) = self.put(h, key, value(), Write::default(), 0)?;
                 // (None: a default clock that ends the write at once.)
                 s.ok_or(Error::Range { arg: "value", msg: "expired by its own write".into() })?
             }
