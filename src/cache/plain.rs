@@ -70,7 +70,12 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
             return Err(Error::WrongType { held: "hash", wanted: "plain value" });
         }
         let ghost = s.is_none() && self.ghosted(h);
-        let r = self.engine.write(s, &w, size, ghost).map_err(native)?;
+        let r = match s {
+            // A live plain entry (the item says so): no kind column to load.
+            Some(s) if live => self.engine.rewrite(s, &w, size),
+            _ => self.engine.write(s, &w, size, ghost),
+        }
+        .map_err(native)?;
         self.reclaim();
         // Replay first: the slot handed out may be one this write just freed.
         // A write that ends its key at once (a deadline at now) removes the
