@@ -3,7 +3,16 @@
 // methods, kept here as functions of the cache (`c`, or `this` in the methods)
 // that reach its private state through the accessors cache.js exports.
 
-import { DELETED, FAILED, NIL, ST_HASH, TO_MAIN } from "./constants.js";
+import {
+  FAILED,
+  NIL,
+  REASON_DELETED,
+  ST_HASH,
+  TIMES_IDLE,
+  TIMES_LAST,
+  TIMES_STRIDE,
+  WRITE_TO_MAIN,
+} from "./protocol.js";
 import {
   alive,
   born,
@@ -56,8 +65,8 @@ export function liveKey(c, s) {
   let best = -1;
   let latest = now(c);
   for (const f of v.fields.values()) {
-    const t = clocksAt(c) + f * 3;
-    const idle = F64[t + 1] + F64[t + 2];
+    const t = clocksAt(c) + f * TIMES_STRIDE;
+    const idle = F64[t + TIMES_LAST] + F64[t + TIMES_IDLE];
     const d = F64[t] < idle ? F64[t] : idle;
     if (d > latest) {
       latest = d;
@@ -124,7 +133,7 @@ export const hashMethods = {
       const fs = valList(this)[h].fields.get(field);
       if (fs !== undefined) f = fs;
     }
-    if (returning) flags |= TO_MAIN;
+    if (returning) flags |= WRITE_TO_MAIN;
     const r = toEngine(this).hwrite(h, f, flags, ttl, idle, at, w);
     // A failed write can still have grown (moved) the engine's columns.
     if (r === FAILED) throw failed(this);
@@ -214,7 +223,7 @@ export const hashMethods = {
       if (runningLoads(this) !== 0) invalidate(this, key, field);
       return false;
     }
-    toEngine(this).remove(f, DELETED);
+    toEngine(this).remove(f, REASON_DELETED);
     const calls = drain(this);
     if (runningLoads(this) !== 0) invalidate(this, key, field);
     flush(this, calls);

@@ -5,22 +5,38 @@
 // checks both byte for byte (SNAPSHOT.md says why there are two).
 
 import {
-  F_ARRAY,
-  F_BIGINT,
-  F_BYTES,
-  F_DATE,
-  F_FALSE,
-  F_FLOAT,
-  F_INT,
-  F_MAP,
-  F_NEG_BIGINT,
-  F_NULL,
-  F_NULL_OBJECT,
-  F_OBJECT,
-  F_STRING,
-  F_TRUE,
-  F_UNDEF,
-} from "./constants.js";
+  ENTRY_FIELD,
+  ENTRY_HASH,
+  ENTRY_HAS_ABS,
+  ENTRY_HAS_IDLE,
+  ENTRY_HAS_WEIGHT,
+  ENTRY_PLAIN,
+  SNAP_FLAG_FOLLOWS,
+  SNAP_HEADER_LEN,
+  SNAP_LENGTH_AT,
+  SNAP_MAGIC,
+  SNAP_MAX_DEPTH,
+  SNAP_TRAILER_LEN,
+  SNAP_VERSION,
+  TAG_ARRAY,
+  TAG_BIGINT,
+  TAG_BYTES,
+  TAG_DATE,
+  TAG_FALSE,
+  TAG_FLOAT,
+  TAG_INT,
+  TAG_MAP,
+  TAG_NEG_BIGINT,
+  TAG_NULL,
+  TAG_NULL_OBJECT,
+  TAG_OBJECT,
+  TAG_STRING,
+  TAG_TRUE,
+  TAG_UNDEFINED,
+  TIMES_IDLE,
+  TIMES_LAST,
+  TIMES_STRIDE,
+} from "./protocol.js";
 import {
   alive,
   clock,
@@ -41,7 +57,6 @@ import { Hash } from "./hash.js";
 import { liveKey } from "./hashes.js";
 import { F64, copyIn, syncViews } from "./memory.js";
 
-const MAX_DEPTH = 64;
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
 let crcTable = null;
@@ -157,14 +172,12 @@ class Writer {
   }
 
   header(now, follows, ttl, idle, maxEntries, maxBytes, sweepBudget, count) {
-    this.u8(0x89);
-    this.u8(0x4c); // "LPS"
-    this.u8(0x50);
-    this.u8(0x53);
-    this.u8(2); // version 2, LE
-    this.u8(0);
-    this.u8(follows ? 1 : 0); // flags: bit 0, the clock follows a clock (not manual)
-    for (let i = 0; i < 9; i++) this.u8(0); // flags high byte, length (patched)
+    for (const b of SNAP_MAGIC) this.u8(b);
+    this.u8(SNAP_VERSION & 255);
+    this.u8(SNAP_VERSION >>> 8);
+    this.u8(follows ? SNAP_FLAG_FOLLOWS : 0);
+    // The flags' high byte, then the length (patched by finish).
+    while (this.n < SNAP_HEADER_LEN) this.u8(0);
     this.f64(now);
     this.f64(ttl);
     this.f64(idle);
@@ -174,9 +187,14 @@ class Writer {
     this.varint(count);
   }
 
-  /** Flags, key or field name, clocks and size. kind: 0 plain, 1 hash, 2 field. */
+  /** Flags, key or field name, clocks and size. kind: an ENTRY_* kind. */
   head(kind, name, abs, last, idle, weight) {
-    this.u8(kind | (abs !== Infinity ? 4 : 0) | (idle !== Infinity ? 8 : 0) | (weight !== 0 ? 16 : 0));
+    this.u8(
+      kind |
+        (abs !== Infinity ? ENTRY_HAS_ABS : 0) |
+        (idle !== Infinity ? ENTRY_HAS_IDLE : 0) |
+        (weight !== 0 ? ENTRY_HAS_WEIGHT : 0),
+    );
     this.str(name);
     if (abs !== Infinity) this.f64(abs);
     this.f64(last);
@@ -195,26 +213,26 @@ class Writer {
   }
 
   value(v, depth) {
-    if (depth > MAX_DEPTH) throw new NoData(`it is nested deeper than ${MAX_DEPTH} levels`);
+    if (depth > SNAP_MAX_DEPTH) throw new NoData(`it is nested deeper than ${SNAP_MAX_DEPTH} levels`);
     switch (typeof v) {
       case "number":
         if (Number.isInteger(v) && Math.abs(v) <= MAX_SAFE && !Object.is(v, -0)) {
-          this.u8(F_INT);
+          this.u8(TAG_INT);
           this.varint(Math.abs(v) < 2 ** 52 ? (v < 0 ? -2 * v - 1 : 2 * v) : v < 0 ? -2n * BigInt(v) - 1n : 2n * BigInt(v));
         } else {
-          this.u8(F_FLOAT);
+          this.u8(TAG_FLOAT);
           this.f64(v);
         }
         return;
       case "string":
-        this.u8(F_STRING);
+        this.u8(TAG_STRING);
         this.str(v);
         return;
       case "boolean":
-        this.u8(v ? F_TRUE : F_FALSE);
+        this.u8(v ? TAG_TRUE : TAG_FALSE);
         return;
       case "undefined":
-        this.u8(F_UNDEF);
+        this.u8(TAG_UNDEFINED);
         return;
       case "bigint": {
         const neg = v < 0n;
@@ -222,7 +240,7 @@ class Writer {
         if (hex.length % 2 === 1) hex = "0" + hex;
         const mag = new Uint8Array(hex.length / 2);
         for (let i = 0; i < mag.length; i++) mag[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
-        this.u8(neg ? F_NEG_BIGINT : F_BIGINT);
+        this.u8(neg ? TAG_NEG_BIGINT : TAG_BIGINT);
         this.raw(mag);
         return;
       }
@@ -232,19 +250,19 @@ class Writer {
         throw new NoData(`it holds a ${typeof v}`);
     }
     if (v === null) {
-      this.u8(F_NULL);
+      this.u8(TAG_NULL);
       return;
     }
     const stack = this.stack;
     if (stack.includes(v)) throw new NoData("it contains a cycle");
     const p = Object.getPrototypeOf(v);
     if (p === Uint8Array.prototype) {
-      this.u8(F_BYTES);
+      this.u8(TAG_BYTES);
       this.raw(v);
       return;
     }
     if (p === Date.prototype) {
-      this.u8(F_DATE);
+      this.u8(TAG_DATE);
       this.f64(v.getTime());
       return;
     }
@@ -258,11 +276,11 @@ class Writer {
       if (last !== undefined && !(String(+last) === last && +last < n)) {
         throw new NoData("it is an array with named properties");
       }
-      this.u8(F_ARRAY);
+      this.u8(TAG_ARRAY);
       this.varint(n);
       for (let i = 0; i < n; i++) this.value(v[i], depth + 1);
     } else if (p === Map.prototype) {
-      this.u8(F_MAP);
+      this.u8(TAG_MAP);
       this.varint(v.size);
       for (const [k, x] of v) {
         this.value(k, depth + 1);
@@ -270,7 +288,7 @@ class Writer {
       }
     } else if (p === Object.prototype || p === null) {
       const keys = Object.keys(v);
-      this.u8(p === null ? F_NULL_OBJECT : F_OBJECT);
+      this.u8(p === null ? TAG_NULL_OBJECT : TAG_OBJECT);
       this.varint(keys.length);
       for (const k of keys) {
         this.str(k);
@@ -284,13 +302,13 @@ class Writer {
 
   /** Patches the length, appends the CRC-32; returns the bytes. */
   finish() {
-    const total = this.n + 4;
-    this.dv.setUint32(8, total % 2 ** 32, true);
-    this.dv.setUint32(12, Math.floor(total / 2 ** 32), true);
+    const total = this.n + SNAP_TRAILER_LEN;
+    this.dv.setUint32(SNAP_LENGTH_AT, total % 2 ** 32, true);
+    this.dv.setUint32(SNAP_LENGTH_AT + 4, Math.floor(total / 2 ** 32), true);
     const crc = crc32(this.buf, this.n);
-    this.need(4);
+    this.need(SNAP_TRAILER_LEN);
     this.dv.setUint32(this.n, crc, true);
-    this.n += 4;
+    this.n += SNAP_TRAILER_LEN;
     return this.buf.slice(0, this.n);
   }
 }
@@ -306,7 +324,7 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
   let r = 0;
   for (let i = 0; i < shape.length; i++) {
     const key = rows[r];
-    w.head(shape[i] < 0 ? 0 : 1, key, rows[r + 2], rows[r + 3], rows[r + 4], rows[r + 5]);
+    w.head(shape[i] < 0 ? ENTRY_PLAIN : ENTRY_HASH, key, rows[r + 2], rows[r + 3], rows[r + 4], rows[r + 5]);
     if (shape[i] < 0) {
       w.entry(rows[r + 1], key, undefined);
       r += 6;
@@ -315,7 +333,7 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
     r += 6;
     w.varint(shape[i]);
     for (let j = 0; j < shape[i]; j++, r += 6) {
-      w.head(2, rows[r], rows[r + 2], rows[r + 3], rows[r + 4], rows[r + 5]);
+      w.head(ENTRY_FIELD, rows[r], rows[r + 2], rows[r + 3], rows[r + 4], rows[r + 5]);
       w.entry(rows[r + 1], key, rows[r]);
     }
   }
@@ -330,8 +348,8 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
 /** Appends a snapshot row: name, value, clocks and recorded size of slot `s`. */
 function row(c, rows, name, v, s, sized) {
   syncViews();
-  const t = clocksAt(c) + s * 3;
-  rows.push(name, v, F64[t], F64[t + 1], F64[t + 2], sized ? engine(c).slotWeight(s) : 0);
+  const t = clocksAt(c) + s * TIMES_STRIDE;
+  rows.push(name, v, F64[t], F64[t + TIMES_LAST], F64[t + TIMES_IDLE], sized ? engine(c).slotWeight(s) : 0);
 }
 
 /**

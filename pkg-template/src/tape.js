@@ -2,22 +2,24 @@
 // (format: SNAPSHOT.md) once the engine has checked them.
 
 import {
-  F_ARRAY,
-  F_BIGINT,
-  F_BYTES,
-  F_DATE,
-  F_FALSE,
-  F_FLOAT,
-  F_INT,
-  F_MAP,
-  F_NEG_BIGINT,
-  F_NULL,
-  F_NULL_OBJECT,
-  F_OBJECT,
-  F_STRING,
-  F_TRUE,
-  F_UNDEF,
-} from "./constants.js";
+  SNAP_CLOCKS_LEN,
+  SNAP_HEADER_LEN,
+  TAG_ARRAY,
+  TAG_BIGINT,
+  TAG_BYTES,
+  TAG_DATE,
+  TAG_FALSE,
+  TAG_FLOAT,
+  TAG_INT,
+  TAG_MAP,
+  TAG_NEG_BIGINT,
+  TAG_NULL,
+  TAG_NULL_OBJECT,
+  TAG_OBJECT,
+  TAG_STRING,
+  TAG_TRUE,
+  TAG_UNDEFINED,
+} from "./protocol.js";
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
@@ -38,7 +40,7 @@ export class ByteReader {
 
   /** Skips the header and options; returns the entry count. */
   header() {
-    this.p = 16 + 24;
+    this.p = SNAP_HEADER_LEN + SNAP_CLOCKS_LEN;
     for (let i = 0; i < 3; i++) this.varint();
     return this.varint();
   }
@@ -118,15 +120,15 @@ export class ByteReader {
   value() {
     const t = this.b[this.p++];
     switch (t) {
-      case F_UNDEF:
+      case TAG_UNDEFINED:
         return undefined;
-      case F_NULL:
+      case TAG_NULL:
         return null;
-      case F_FALSE:
+      case TAG_FALSE:
         return false;
-      case F_TRUE:
+      case TAG_TRUE:
         return true;
-      case F_INT: {
+      case TAG_INT: {
         const start = this.p;
         const z = this.varint();
         if (z <= MAX_SAFE) return z % 2 === 1 ? -(z + 1) / 2 : z / 2;
@@ -134,20 +136,20 @@ export class ByteReader {
         const zb = this.bigVarint();
         return Number(zb & 1n ? -((zb + 1n) >> 1n) : zb >> 1n);
       }
-      case F_FLOAT:
+      case TAG_FLOAT:
         return this.f64();
-      case F_STRING:
+      case TAG_STRING:
         return this.str();
-      case F_ARRAY: {
+      case TAG_ARRAY: {
         const n = this.varint();
         const a = [];
         for (let i = 0; i < n; i++) a.push(this.value());
         return a;
       }
-      case F_OBJECT:
-      case F_NULL_OBJECT: {
+      case TAG_OBJECT:
+      case TAG_NULL_OBJECT: {
         const n = this.varint();
-        const o = t === F_OBJECT ? {} : Object.create(null);
+        const o = t === TAG_OBJECT ? {} : Object.create(null);
         for (let i = 0; i < n; i++) {
           const k = this.str();
           const x = this.value();
@@ -159,11 +161,11 @@ export class ByteReader {
         }
         return o;
       }
-      case F_BYTES:
+      case TAG_BYTES:
         return this.bytes(this.varint());
-      case F_DATE:
+      case TAG_DATE:
         return new Date(this.f64());
-      case F_MAP: {
+      case TAG_MAP: {
         const n = this.varint();
         const m = new Map();
         for (let i = 0; i < n; i++) {
@@ -172,13 +174,13 @@ export class ByteReader {
         }
         return m;
       }
-      case F_BIGINT:
-      case F_NEG_BIGINT: {
+      case TAG_BIGINT:
+      case TAG_NEG_BIGINT: {
         const mag = this.bytes(this.varint());
         let hex = "";
         for (let i = 0; i < mag.length; i++) hex += (mag[i] < 16 ? "0" : "") + mag[i].toString(16);
         const v = hex === "" ? 0n : BigInt("0x" + hex);
-        return t === F_NEG_BIGINT ? -v : v;
+        return t === TAG_NEG_BIGINT ? -v : v;
       }
       default:
         throw new Error(`snapshot: internal: bad value tag ${t}`);

@@ -13,7 +13,7 @@ use std::hash::{BuildHasher, Hash};
 use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
 
 use crate::clock::{Follow, TimeSource};
-use crate::engine::{Engine, Kind, Times, LOG_GHOST};
+use crate::engine::{Engine, Kind, LogRecord, Times};
 use crate::error::{Error, Result};
 use crate::list::NIL;
 use crate::snapshot::{Body, ClockMode, Clocks as SnapClocks, Entry as SnapEntry, Field as SnapField, Snapshot, Value};
@@ -373,13 +373,13 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         let keep = self.on_remove.is_some();
         let mut out = Vec::new();
         let mut mine = None;
-        for rec in log.chunks_exact(3) {
-            let (s, flags, parent) = (rec[0], rec[1], rec[2]);
-            let reason = Reason::from_u8((flags & 15) as u8);
+        for rec in LogRecord::all(&log) {
+            let (s, parent) = (rec.slot, rec.parent);
+            let reason = Reason::from_u8(rec.reason);
             match std::mem::replace(self.item(s), Item::Free) {
                 Item::Plain { hash, key, value } => {
                     self.unindex(hash, s);
-                    if flags & LOG_GHOST != 0 {
+                    if rec.ghost {
                         self.remember(hash);
                     }
                     if reason != Reason::Evicted && own.is_some_and(|o| key.borrow() == o) {
@@ -390,7 +390,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                 }
                 Item::Hash { hash, .. } => {
                     self.unindex(hash, s);
-                    if flags & LOG_GHOST != 0 {
+                    if rec.ghost {
                         self.remember(hash);
                     }
                 }
