@@ -1,12 +1,11 @@
 // The restore hand-off: `TtlCache.restore` has the engine check and decode
 // snapshot bytes into a fresh RawEngine, hands that engine to the
-// constructor (instead of a new one), then fills the key index from the bytes.
+// constructor (instead of a new one), then fills the key index from the bytes
+// (tape.js).
 
 import { RawEngine } from "./glue.js";
 import { clockOption } from "./clock.js";
-import { Hash } from "./hash.js";
 import { attachMemory, copyIn, syncViews } from "./memory.js";
-import { ByteReader } from "./tape.js";
 import { RESTORE_OPTIONS, checkOptions, describe, optionalFunction } from "./validate.js";
 
 // The engine `TtlCache.restore` hands the constructor instead of a new one.
@@ -81,35 +80,4 @@ export function restoreEngine(Cache, bytes, opts) {
   return [c, copy];
 }
 
-/**
- * Fills the key index, keys and values from snapshot bytes the engine has
- * checked (format: SNAPSHOT.md). The engine handed out slots 0, 1, 2, ...
- * in order, hashes before their fields.
- */
-export function fillIndex(bytes, keyMap, keyList, valList) {
-  const r = new ByteReader(bytes);
-  const count = r.header();
-  let slot = 0;
-  for (let e = 0; e < count; e++) {
-    const s = slot++;
-    const kind = r.head();
-    const key = r.name;
-    keyMap.set(key, s);
-    keyList[s] = key;
-    if (kind === 0) {
-      valList[s] = r.value();
-      continue;
-    }
-    const box = new Hash();
-    valList[s] = box;
-    const nf = r.varint();
-    for (let i = 0; i < nf; i++) {
-      const f = slot++;
-      r.head();
-      const name = r.name;
-      box.fields.set(name, f);
-      keyList[f] = name;
-      valList[f] = r.value();
-    }
-  }
-}
+export { fillIndex } from "./tape.js";
