@@ -109,11 +109,15 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
     n += 8;
   };
 
-  /** LEB128 of a non-negative integer up to 2^53, or a bigint. */
-  const varint = (v) => {
-    const d = typeof v === "bigint" ? 128n : 128;
-    for (; v >= d; v = (v - (v % d)) / d) u8(Number(v % d) | 128);
-    u8(Number(v));
+  /**
+   * LEB128 of a non-negative integer up to 2^53; or of `v + odd` for an
+   * even `v` up to 2^54 (an integer value's zigzag form, which a double
+   * cannot hold when odd): the low bit goes into the first byte, where
+   * adding it carries nothing.
+   */
+  const varint = (v, odd = 0) => {
+    for (; v >= 128; v = (v - (v % 128)) / 128, odd = 0) u8((v % 128) + odd + 128);
+    u8(v + odd);
   };
 
   /** Latin-1 when every code unit fits a byte, else UTF-16LE (lone surrogates kept). */
@@ -158,7 +162,8 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
       case "number":
         if (Number.isInteger(v) && Math.abs(v) <= MAX_SAFE && !Object.is(v, -0)) {
           u8(F_INT);
-          varint(Math.abs(v) < 2 ** 52 ? (v < 0 ? -2 * v - 1 : 2 * v) : v < 0 ? -2n * BigInt(v) - 1n : 2n * BigInt(v));
+          // zigzag: 2v, or -2v - 1 for a negative v
+          varint(v < 0 ? -2 * v - 2 : 2 * v, v < 0 ? 1 : 0);
         } else {
           u8(F_FLOAT);
           f64(v);
