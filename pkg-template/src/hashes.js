@@ -3,19 +3,16 @@
 // methods, kept here as functions of the cache (`c`, or `this` in the methods)
 // that reach its private state through the accessors cache.js exports.
 
-import { DELETED, FAILED, NIL, ST_HASH, TO_MAIN } from "./constants.js";
+import { DELETED, NIL, ST_HASH, TO_MAIN } from "./constants.js";
 import {
   alive,
-  born,
   clocksAt,
   deadline,
-  disposer,
   drain,
-  dropGhost,
   expireNow,
-  failed,
   flush,
   hit,
+  index,
   keyList,
   keyMap,
   live,
@@ -23,6 +20,7 @@ import {
   measure,
   miss,
   now,
+  place,
   read,
   runningLoads,
   sizeOf,
@@ -31,6 +29,7 @@ import {
   syncClock,
   toEngine,
   valList,
+  written,
 } from "./cache.js";
 import { expireKey } from "./commands.js";
 import { Hash } from "./hash.js";
@@ -126,37 +125,20 @@ export const hashMethods = {
     }
     if (returning) flags |= TO_MAIN;
     const r = toEngine(this).hwrite(h, f, flags, ttl, idle, at, w);
-    // A failed write can still have grown (moved) the engine's columns.
-    if (r === FAILED) throw failed(this);
-    let calls = drain(this);
-    if (returning && r === NIL) dropGhost(this, key);
-    if (calls === null && disposer(this) !== undefined) calls = [];
+    const calls = written(this, r, key, returning);
     if (r === NIL) {
       if (runningLoads(this) !== 0) invalidate(this, key, field, true);
       flush(this, calls);
       return false;
     }
     const hs = U32[statusAt(this) + ST_HASH];
-    let box = valList(this)[hs];
     if (keyList(this)[hs] === undefined) {
-      box = new Hash();
-      if (returning) dropGhost(this, key);
-      keyMap(this).set(key, hs);
+      index(this, key, hs, returning);
       keyList(this)[hs] = key;
-      valList(this)[hs] = box;
+      valList(this)[hs] = new Hash();
     }
-    const isNew = keyList(this)[r] === undefined;
-    const stamps = born(this);
-    if (stamps !== null) stamps[r] = now(this);
-    if (isNew) {
-      box.fields.set(field, r);
-      keyList(this)[r] = field;
-      valList(this)[r] = value;
-    } else {
-      const old = valList(this)[r];
-      valList(this)[r] = value;
-      if (calls !== null && old !== value) calls.push(old, key, "replaced", field);
-    }
+    const isNew = place(this, r, field, value, calls, key, field);
+    if (isNew) valList(this)[hs].fields.set(field, r);
     // After the state is complete: aborting runs the loaders' listeners.
     if (runningLoads(this) !== 0) invalidate(this, key, field, true);
     flush(this, calls);
