@@ -6,7 +6,6 @@
 import { DELETED, NIL, ST_HASH, TO_MAIN } from "./constants.js";
 import {
   alive,
-  clocksAt,
   deadline,
   drain,
   expireNow,
@@ -34,7 +33,7 @@ import {
 import { expireKey } from "./commands.js";
 import { Hash } from "./hash.js";
 import { invalidate } from "./loading.js";
-import { F64, U32 } from "./memory.js";
+import { U32 } from "./memory.js";
 import { checkNumber, checkString, checkValue, condCode, parseWrite, toTime, wAt, wIdle, wTtl, wrongType } from "./validate.js";
 
 /**
@@ -55,9 +54,7 @@ export function liveKey(c, s) {
   let best = -1;
   let latest = now(c);
   for (const f of v.fields.values()) {
-    const t = clocksAt(c) + f * 3;
-    const idle = F64[t + 1] + F64[t + 2];
-    const d = F64[t] < idle ? F64[t] : idle;
+    const d = deadline(c, f);
     if (d > latest) {
       latest = d;
       best = f;
@@ -262,6 +259,6 @@ export const hashMethods = {
     const df = deadline(this, f);
     const dh = deadline(this, h);
     const d = df < dh ? df : dh;
-    return d === Infinity ? Infinity : d - now(this);
+    return d - now(this); // Infinity when none: the clock is finite
   },
 };
