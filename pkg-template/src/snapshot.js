@@ -60,13 +60,6 @@ function crc32(b, n) {
   return (c ^ 0xffffffff) >>> 0;
 }
 
-/** Thrown inside the walk; `snapshot()` turns it into a TypeError naming the key. */
-class NoData {
-  constructor(what) {
-    this.what = what;
-  }
-}
-
 function kindOf(v) {
   const p = Object.getPrototypeOf(v);
   const name = p !== null && typeof p.constructor === "function" ? p.constructor.name : "";
@@ -86,6 +79,14 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
   let dv = new DataView(buf.buffer);
   let n = 16; // the header's fixed part, written below
   const stack = [];
+  let key; // the entry (and field) being written, for noData()
+  let field;
+
+  /** The error for a value with no data form, naming its key (and field). */
+  const noData = (what) => {
+    const where = `key ${JSON.stringify(key)}${field === undefined ? "" : ` field ${JSON.stringify(field)}`}`;
+    return new TypeError(`snapshot: the value at ${where} has no data form: ${what}`);
+  };
 
   const need = (k) => {
     if (n + k > buf.length) {
@@ -157,7 +158,7 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
   };
 
   const value = (v, depth) => {
-    if (depth > MAX_DEPTH) throw new NoData(`it is nested deeper than ${MAX_DEPTH} levels`);
+    if (depth > MAX_DEPTH) throw noData(`it is nested deeper than ${MAX_DEPTH} levels`);
     switch (typeof v) {
       case "number":
         if (Number.isInteger(v) && Math.abs(v) <= MAX_SAFE && !Object.is(v, -0)) {
@@ -192,13 +193,13 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
       case "object":
         break;
       default:
-        throw new NoData(`it holds a ${typeof v}`);
+        throw noData(`it holds a ${typeof v}`);
     }
     if (v === null) {
       u8(F_NULL);
       return;
     }
-    if (stack.includes(v)) throw new NoData("it contains a cycle");
+    if (stack.includes(v)) throw noData("it contains a cycle");
     const p = Object.getPrototypeOf(v);
     if (p === Uint8Array.prototype) {
       u8(F_BYTES);
@@ -218,7 +219,7 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
       const keys = Object.keys(v);
       const last = keys.length === 0 ? undefined : keys[keys.length - 1];
       if (last !== undefined && !(String(+last) === last && +last < len)) {
-        throw new NoData("it is an array with named properties");
+        throw noData("it is an array with named properties");
       }
       u8(F_ARRAY);
       varint(len);
@@ -239,19 +240,9 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
         value(v[k], depth + 1);
       }
     } else {
-      throw new NoData(kindOf(v));
+      throw noData(kindOf(v));
     }
     stack.pop();
-  };
-
-  const entry = (v, key, field) => {
-    try {
-      value(v, 0);
-    } catch (e) {
-      if (!(e instanceof NoData)) throw e;
-      const where = field === undefined ? `key ${JSON.stringify(key)}` : `key ${JSON.stringify(key)} field ${JSON.stringify(field)}`;
-      throw new TypeError(`snapshot: the value at ${where} has no data form: ${e.what}`);
-    }
   };
 
   // "\x89LPS", version 2 (LE), flags (bit 0: the clock follows a clock, not
@@ -266,18 +257,20 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
   varint(shape.length);
   let r = 0;
   for (let i = 0; i < shape.length; i++) {
-    const key = rows[r];
+    key = rows[r];
+    field = undefined;
     head(shape[i] < 0 ? 0 : 1, key, rows[r + 2], rows[r + 3], rows[r + 4], rows[r + 5]);
     if (shape[i] < 0) {
-      entry(rows[r + 1], key, undefined);
+      value(rows[r + 1], 0);
       r += 6;
       continue;
     }
     r += 6;
     varint(shape[i]);
     for (let j = 0; j < shape[i]; j++, r += 6) {
-      head(2, rows[r], rows[r + 2], rows[r + 3], rows[r + 4], rows[r + 5]);
-      entry(rows[r + 1], key, rows[r]);
+      field = rows[r];
+      head(2, field, rows[r + 2], rows[r + 3], rows[r + 4], rows[r + 5]);
+      value(rows[r + 1], 0);
     }
   }
   // The length, then the CRC-32 of everything before it.
