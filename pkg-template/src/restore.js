@@ -39,26 +39,20 @@ export function restoreEngine(Cache, bytes, opts) {
   // here), and must be the same bytes both times.
   const copy = Uint8Array.prototype.slice.call(bytes);
   const raw = new RawEngine(0, Infinity, Infinity, Infinity, Infinity, 0);
-  let h;
+  let c;
   try {
     copyIn(raw, copy, "bytes");
-    h = raw.restore();
-  } catch (e) {
-    raw.free();
-    throw e;
-  } finally {
-    // Both calls may have grown the memory; every cache's views must follow
-    // even when this restore throws (the constructor below may, too).
+    const h = raw.restore();
+    // It may have grown the memory: every cache's views must follow.
     syncViews();
-  }
-  // The clock mode is a header flag of version 2 (the decoder checked it);
-  // version 1 had none and reads as manual. Options override it.
-  const follows = copy[4] >= 2 && (copy[6] & 1) !== 0;
-  let c;
-  adopting = raw;
-  try {
-    c = new Cache({
-      now: optClock !== undefined ? undefined : optNow !== undefined ? optNow : follows ? undefined : h[0],
+    // The clock mode is a header flag of version 2 (the decoder checked it);
+    // version 1 had none and reads as manual. Options override it (`now` is
+    // a number or undefined, `clock` a function or undefined: checked above).
+    const follows = copy[4] >= 2 && (copy[6] & 1) !== 0;
+    // Built (its getters read) before the engine is up for adoption: a
+    // getter may construct another cache, which must not take it.
+    const options = {
+      now: optNow ?? (optClock || follows ? undefined : h[0]),
       clock: optClock,
       ttl: h[1],
       idle: h[2],
@@ -70,9 +64,13 @@ export function restoreEngine(Cache, bytes, opts) {
       refresh: o.refresh,
       grace: o.grace,
       onLoadError: o.onLoadError,
-    });
+    };
+    adopting = raw;
+    c = new Cache(options);
   } catch (e) {
     raw.free();
+    // Even when this restore throws, every cache's views must follow.
+    syncViews();
     throw e;
   } finally {
     adopting = null;
