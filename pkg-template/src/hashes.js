@@ -3,7 +3,7 @@
 // methods, kept here as functions of the cache (`c`, or `this` in the methods)
 // that reach its private state through the accessors cache.js exports.
 
-import { DELETED, NIL, ST_HASH, TO_MAIN } from "./constants.js";
+import { NIL, REASON_DELETED, ST_HASH, WRITE_TO_MAIN } from "./protocol.js";
 import {
   alive,
   deadline,
@@ -120,7 +120,7 @@ export const hashMethods = {
       const fs = valList(this)[h].fields.get(field);
       if (fs !== undefined) f = fs;
     }
-    if (returning) flags |= TO_MAIN;
+    if (returning) flags |= WRITE_TO_MAIN;
     const r = toEngine(this).hwrite(h, f, flags, ttl, idle, at, w);
     const calls = written(this, r, key, returning);
     if (r === NIL) {
@@ -193,7 +193,7 @@ export const hashMethods = {
       if (runningLoads(this) !== 0) invalidate(this, key, field);
       return false;
     }
-    toEngine(this).remove(f, DELETED);
+    toEngine(this).remove(f, REASON_DELETED);
     const calls = drain(this);
     if (runningLoads(this) !== 0) invalidate(this, key, field);
     flush(this, calls);

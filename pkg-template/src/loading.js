@@ -10,7 +10,7 @@
 // out of the maps when a write, delete, expire, eviction or clear of its key
 // wins over it.
 
-import { NIL } from "./constants.js";
+import { NIL } from "./protocol.js";
 import {
   Load,
   allLoads,

@@ -6,6 +6,17 @@
 import { RawEngine } from "./glue.js";
 import { clockOption } from "./clock.js";
 import { attachMemory, copyIn, syncViews } from "./memory.js";
+import {
+  RESTORE_IDLE,
+  RESTORE_MAX_BYTES,
+  RESTORE_MAX_ENTRIES,
+  RESTORE_NOW,
+  RESTORE_SWEEP_BUDGET,
+  RESTORE_TTL,
+  SNAP_FLAGS_AT,
+  SNAP_FLAG_FOLLOWS,
+  SNAP_VERSION_AT,
+} from "./protocol.js";
 import { RESTORE_OPTIONS, checkOptions, describe, optionalFunction } from "./validate.js";
 
 // The engine `TtlCache.restore` hands the constructor instead of a new one.
@@ -48,17 +59,17 @@ export function restoreEngine(Cache, bytes, opts) {
     // The clock mode is a header flag of version 2 (the decoder checked it);
     // version 1 had none and reads as manual. Options override it (`now` is
     // a number or undefined, `clock` a function or undefined: checked above).
-    const follows = copy[4] >= 2 && (copy[6] & 1) !== 0;
+    const follows = copy[SNAP_VERSION_AT] >= 2 && (copy[SNAP_FLAGS_AT] & SNAP_FLAG_FOLLOWS) !== 0;
     // Built (its getters read) before the engine is up for adoption: a
     // getter may construct another cache, which must not take it.
     const options = {
-      now: optNow ?? (optClock || follows ? undefined : h[0]),
+      now: optNow ?? (optClock || follows ? undefined : h[RESTORE_NOW]),
       clock: optClock,
-      ttl: h[1],
-      idle: h[2],
-      maxEntries: h[3],
-      maxBytes: h[4],
-      sweepBudget: h[5],
+      ttl: h[RESTORE_TTL],
+      idle: h[RESTORE_IDLE],
+      maxEntries: h[RESTORE_MAX_ENTRIES],
+      maxBytes: h[RESTORE_MAX_BYTES],
+      sweepBudget: h[RESTORE_SWEEP_BUDGET],
       sizeOf,
       dispose,
       refresh: o.refresh,

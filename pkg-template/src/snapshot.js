@@ -5,22 +5,38 @@
 // checks both byte for byte (SNAPSHOT.md says why there are two).
 
 import {
-  F_ARRAY,
-  F_BIGINT,
-  F_BYTES,
-  F_DATE,
-  F_FALSE,
-  F_FLOAT,
-  F_INT,
-  F_MAP,
-  F_NEG_BIGINT,
-  F_NULL,
-  F_NULL_OBJECT,
-  F_OBJECT,
-  F_STRING,
-  F_TRUE,
-  F_UNDEF,
-} from "./constants.js";
+  ENTRY_FIELD,
+  ENTRY_HASH,
+  ENTRY_HAS_ABS,
+  ENTRY_HAS_IDLE,
+  ENTRY_HAS_WEIGHT,
+  ENTRY_PLAIN,
+  SNAP_FLAG_FOLLOWS,
+  SNAP_HEADER_LEN,
+  SNAP_LENGTH_AT,
+  SNAP_MAGIC,
+  SNAP_MAX_DEPTH,
+  SNAP_TRAILER_LEN,
+  SNAP_VERSION,
+  TAG_ARRAY,
+  TAG_BIGINT,
+  TAG_BYTES,
+  TAG_DATE,
+  TAG_FALSE,
+  TAG_FLOAT,
+  TAG_INT,
+  TAG_MAP,
+  TAG_NEG_BIGINT,
+  TAG_NULL,
+  TAG_NULL_OBJECT,
+  TAG_OBJECT,
+  TAG_STRING,
+  TAG_TRUE,
+  TAG_UNDEFINED,
+  TIMES_IDLE,
+  TIMES_LAST,
+  TIMES_STRIDE,
+} from "./protocol.js";
 import {
   alive,
   clock,
@@ -41,7 +57,6 @@ import { Hash } from "./hash.js";
 import { liveKey } from "./hashes.js";
 import { F64, copyIn, syncViews } from "./memory.js";
 
-const MAX_DEPTH = 64;
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
 let crcTable = null;
@@ -77,7 +92,7 @@ function kindOf(v) {
 export function encodeSnapshot(now, follows, o, rows, shape) {
   let buf = new Uint8Array(1024);
   let dv = new DataView(buf.buffer);
-  let n = 16; // the header's fixed part, written below
+  let n = SNAP_HEADER_LEN; // the header's fixed part, written below
   const stack = [];
   let key; // the entry (and field) being written, for noData()
   let field;
@@ -147,9 +162,9 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
     n += bytes.length;
   };
 
-  /** Flags, key or field name, clocks and size. kind: 0 plain, 1 hash, 2 field. */
+  /** Flags, key or field name, clocks and size. kind: an ENTRY_* kind. */
   const head = (kind, name, abs, last, idle, weight) => {
-    u8(kind | ((abs !== Infinity) << 2) | ((idle !== Infinity) << 3) | ((weight !== 0) << 4));
+    u8(kind | (abs !== Infinity ? ENTRY_HAS_ABS : 0) | (idle !== Infinity ? ENTRY_HAS_IDLE : 0) | (weight !== 0 ? ENTRY_HAS_WEIGHT : 0));
     str(name);
     if (abs !== Infinity) f64(abs);
     f64(last);
@@ -158,27 +173,27 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
   };
 
   const value = (v, depth) => {
-    if (depth > MAX_DEPTH) throw noData(`it is nested deeper than ${MAX_DEPTH} levels`);
+    if (depth > SNAP_MAX_DEPTH) throw noData(`it is nested deeper than ${SNAP_MAX_DEPTH} levels`);
     switch (typeof v) {
       case "number":
         if (Number.isInteger(v) && Math.abs(v) <= MAX_SAFE && !Object.is(v, -0)) {
-          u8(F_INT);
+          u8(TAG_INT);
           // zigzag: 2v, or -2v - 1 for a negative v
           varint(v < 0 ? -2 * v - 2 : 2 * v, v < 0 ? 1 : 0);
         } else {
-          u8(F_FLOAT);
+          u8(TAG_FLOAT);
           f64(v);
         }
         return;
       case "string":
-        u8(F_STRING);
+        u8(TAG_STRING);
         str(v);
         return;
       case "boolean":
-        u8(v ? F_TRUE : F_FALSE);
+        u8(v ? TAG_TRUE : TAG_FALSE);
         return;
       case "undefined":
-        u8(F_UNDEF);
+        u8(TAG_UNDEFINED);
         return;
       case "bigint": {
         const neg = v < 0n;
@@ -186,7 +201,7 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
         if (hex.length % 2 === 1) hex = "0" + hex;
         const mag = new Uint8Array(hex.length / 2);
         for (let i = 0; i < mag.length; i++) mag[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
-        u8(neg ? F_NEG_BIGINT : F_BIGINT);
+        u8(neg ? TAG_NEG_BIGINT : TAG_BIGINT);
         raw(mag);
         return;
       }
@@ -196,18 +211,18 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
         throw noData(`it holds a ${typeof v}`);
     }
     if (v === null) {
-      u8(F_NULL);
+      u8(TAG_NULL);
       return;
     }
     if (stack.includes(v)) throw noData("it contains a cycle");
     const p = Object.getPrototypeOf(v);
     if (p === Uint8Array.prototype) {
-      u8(F_BYTES);
+      u8(TAG_BYTES);
       raw(v);
       return;
     }
     if (p === Date.prototype) {
-      u8(F_DATE);
+      u8(TAG_DATE);
       f64(v.getTime());
       return;
     }
@@ -221,11 +236,11 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
       if (last !== undefined && !(String(+last) === last && +last < len)) {
         throw noData("it is an array with named properties");
       }
-      u8(F_ARRAY);
+      u8(TAG_ARRAY);
       varint(len);
       for (let i = 0; i < len; i++) value(v[i], depth + 1);
     } else if (p === Map.prototype) {
-      u8(F_MAP);
+      u8(TAG_MAP);
       varint(v.size);
       for (const [k, x] of v) {
         value(k, depth + 1);
@@ -233,7 +248,7 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
       }
     } else if (p === Object.prototype || p === null) {
       const keys = Object.keys(v);
-      u8(p === null ? F_NULL_OBJECT : F_OBJECT);
+      u8(p === null ? TAG_NULL_OBJECT : TAG_OBJECT);
       varint(keys.length);
       for (const k of keys) {
         str(k);
@@ -245,9 +260,9 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
     stack.pop();
   };
 
-  // "\x89LPS", version 2 (LE), flags (bit 0: the clock follows a clock, not
-  // manual), then the total length, patched at the end.
-  buf.set([0x89, 0x4c, 0x50, 0x53, 2, 0, follows ? 1 : 0]);
+  // The magic, the version, the flags (the clock follows a clock, not
+  // manual), then the flags' high byte and the length (patched at the end).
+  buf.set([...SNAP_MAGIC, SNAP_VERSION & 255, SNAP_VERSION >>> 8, follows ? SNAP_FLAG_FOLLOWS : 0]);
   f64(now);
   f64(o.ttl);
   f64(o.idle);
@@ -259,7 +274,7 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
   for (let i = 0; i < shape.length; i++) {
     key = rows[r];
     field = undefined;
-    head(shape[i] < 0 ? 0 : 1, key, rows[r + 2], rows[r + 3], rows[r + 4], rows[r + 5]);
+    head(shape[i] < 0 ? ENTRY_PLAIN : ENTRY_HASH, key, rows[r + 2], rows[r + 3], rows[r + 4], rows[r + 5]);
     if (shape[i] < 0) {
       value(rows[r + 1], 0);
       r += 6;
@@ -269,18 +284,18 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
     varint(shape[i]);
     for (let j = 0; j < shape[i]; j++, r += 6) {
       field = rows[r];
-      head(2, field, rows[r + 2], rows[r + 3], rows[r + 4], rows[r + 5]);
+      head(ENTRY_FIELD, field, rows[r + 2], rows[r + 3], rows[r + 4], rows[r + 5]);
       value(rows[r + 1], 0);
     }
   }
   // The length, then the CRC-32 of everything before it.
-  const total = n + 4;
-  dv.setUint32(8, total % 2 ** 32, true);
-  dv.setUint32(12, Math.floor(total / 2 ** 32), true);
+  const total = n + SNAP_TRAILER_LEN;
+  dv.setUint32(SNAP_LENGTH_AT, total % 2 ** 32, true);
+  dv.setUint32(SNAP_LENGTH_AT + 4, Math.floor(total / 2 ** 32), true);
   const crc = crc32(buf, n);
-  need(4);
+  need(SNAP_TRAILER_LEN);
   dv.setUint32(n, crc, true);
-  return buf.slice(0, n + 4);
+  return buf.slice(0, n + SNAP_TRAILER_LEN);
 }
 
 // ---- TtlCache.prototype.snapshot: copying the live state out ---------------
@@ -291,8 +306,8 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
 /** Appends a snapshot row: name, value, clocks and recorded size of slot `s`. */
 function row(c, rows, name, v, s, sized) {
   syncViews();
-  const t = clocksAt(c) + s * 3;
-  rows.push(name, v, F64[t], F64[t + 1], F64[t + 2], sized ? engine(c).slotWeight(s) : 0);
+  const t = clocksAt(c) + s * TIMES_STRIDE;
+  rows.push(name, v, F64[t], F64[t + TIMES_LAST], F64[t + TIMES_IDLE], sized ? engine(c).slotWeight(s) : 0);
 }
 
 /**

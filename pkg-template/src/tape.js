@@ -2,22 +2,29 @@
 // (format: SNAPSHOT.md) once the engine has checked them.
 
 import {
-  F_ARRAY,
-  F_BIGINT,
-  F_BYTES,
-  F_DATE,
-  F_FALSE,
-  F_FLOAT,
-  F_INT,
-  F_MAP,
-  F_NEG_BIGINT,
-  F_NULL,
-  F_NULL_OBJECT,
-  F_OBJECT,
-  F_STRING,
-  F_TRUE,
-  F_UNDEF,
-} from "./constants.js";
+  ENTRY_HAS_ABS,
+  ENTRY_HAS_IDLE,
+  ENTRY_HAS_WEIGHT,
+  ENTRY_KIND_MASK,
+  ENTRY_PLAIN,
+  SNAP_CLOCKS_LEN,
+  SNAP_HEADER_LEN,
+  TAG_ARRAY,
+  TAG_BIGINT,
+  TAG_BYTES,
+  TAG_DATE,
+  TAG_FALSE,
+  TAG_FLOAT,
+  TAG_INT,
+  TAG_MAP,
+  TAG_NEG_BIGINT,
+  TAG_NULL,
+  TAG_NULL_OBJECT,
+  TAG_OBJECT,
+  TAG_STRING,
+  TAG_TRUE,
+  TAG_UNDEFINED,
+} from "./protocol.js";
 import { Hash } from "./hash.js";
 
 /**
@@ -31,7 +38,7 @@ import { Hash } from "./hash.js";
  */
 export function fillIndex(bytes, keyMap, keyList, valList) {
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  let p = 16 + 24; // past the header and the clocks
+  let p = SNAP_HEADER_LEN + SNAP_CLOCKS_LEN; // past the header and the clocks
   let name = ""; // set by head()
 
   /**
@@ -78,41 +85,41 @@ export function fillIndex(bytes, keyMap, keyList, valList) {
   const head = () => {
     const f = bytes[p++];
     name = str();
-    p += 8 + (f & 4) * 2 + (f & 8);
-    if (f & 16) varint();
-    return f & 3;
+    p += 8 + (f & ENTRY_HAS_ABS ? 8 : 0) + (f & ENTRY_HAS_IDLE ? 8 : 0);
+    if (f & ENTRY_HAS_WEIGHT) varint();
+    return f & ENTRY_KIND_MASK;
   };
 
   const value = () => {
     const t = bytes[p++];
     switch (t) {
-      case F_UNDEF:
+      case TAG_UNDEFINED:
         return undefined;
-      case F_NULL:
+      case TAG_NULL:
         return null;
-      case F_FALSE:
+      case TAG_FALSE:
         return false;
-      case F_TRUE:
+      case TAG_TRUE:
         return true;
-      case F_INT: {
+      case TAG_INT: {
         const odd = bytes[p] & 1;
         const half = varint(odd) / 2;
         return odd ? -half - 1 : half;
       }
-      case F_FLOAT:
+      case TAG_FLOAT:
         return f64();
-      case F_STRING:
+      case TAG_STRING:
         return str();
-      case F_ARRAY: {
+      case TAG_ARRAY: {
         const n = varint();
         const a = [];
         for (let i = 0; i < n; i++) a.push(value());
         return a;
       }
-      case F_OBJECT:
-      case F_NULL_OBJECT: {
+      case TAG_OBJECT:
+      case TAG_NULL_OBJECT: {
         const n = varint();
-        const o = t === F_OBJECT ? {} : Object.create(null);
+        const o = t === TAG_OBJECT ? {} : Object.create(null);
         for (let i = 0; i < n; i++) {
           const k = str();
           const x = value();
@@ -124,11 +131,11 @@ export function fillIndex(bytes, keyMap, keyList, valList) {
         }
         return o;
       }
-      case F_BYTES:
+      case TAG_BYTES:
         return take(varint());
-      case F_DATE:
+      case TAG_DATE:
         return new Date(f64());
-      case F_MAP: {
+      case TAG_MAP: {
         const n = varint();
         const m = new Map();
         for (let i = 0; i < n; i++) {
@@ -137,13 +144,13 @@ export function fillIndex(bytes, keyMap, keyList, valList) {
         }
         return m;
       }
-      case F_BIGINT:
-      case F_NEG_BIGINT: {
+      case TAG_BIGINT:
+      case TAG_NEG_BIGINT: {
         const mag = take(varint());
         let hex = "";
         for (let i = 0; i < mag.length; i++) hex += (mag[i] < 16 ? "0" : "") + mag[i].toString(16);
         const v = hex === "" ? 0n : BigInt("0x" + hex);
-        return t === F_NEG_BIGINT ? -v : v;
+        return t === TAG_NEG_BIGINT ? -v : v;
       }
       default:
         throw new Error(`snapshot: internal: bad value tag ${t}`);
@@ -162,7 +169,7 @@ export function fillIndex(bytes, keyMap, keyList, valList) {
     const key = name;
     keyMap.set(key, s);
     keyList[s] = key;
-    if (kind === 0) {
+    if (kind === ENTRY_PLAIN) {
       valList[s] = value();
       continue;
     }

@@ -14,7 +14,7 @@ use std::hash::{BuildHasher, Hash};
 use hashbrown::{DefaultHashBuilder, HashTable};
 
 use crate::clock::{Follow, TimeSource};
-use crate::engine::{Engine, Kind, Times, LOG_GHOST};
+use crate::engine::{Engine, Kind, LogRecord, Times};
 use crate::error::{Error, Result};
 use crate::list::NIL;
 use crate::snapshot::{Body, ClockMode, Clocks as SnapClocks, Entry as SnapEntry, Field as SnapField, Snapshot, Value};
@@ -320,13 +320,13 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         let keep = self.on_remove.is_some();
         let mut out = Vec::new();
         let mut mine = None;
-        for rec in log.chunks_exact(3) {
-            let (s, flags, parent) = (rec[0], rec[1], rec[2]);
-            let reason = Reason::from_u8((flags & 15) as u8);
+        for rec in LogRecord::all(&log) {
+            let (s, parent) = (rec.slot, rec.parent);
+            let reason = Reason::from_u8(rec.reason);
             match std::mem::replace(self.item(s), Item::Free) {
                 Item::Plain { key, value, .. } => {
                     let h = self.unindex(&key, s);
-                    if flags & LOG_GHOST != 0 {
+                    if rec.ghost {
                         self.remember(h);
                     }
                     if reason != Reason::Evicted && own.is_some_and(|o| key.borrow() == o) {
@@ -337,7 +337,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                 }
                 Item::Hash { key, .. } => {
                     let h = self.unindex(&key, s);
-                    if flags & LOG_GHOST != 0 {
+                    if rec.ghost {
                         self.remember(h);
                     }
                 }

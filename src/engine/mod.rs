@@ -64,23 +64,18 @@ impl WriteClocks {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub(crate) enum Kind {
-    Free = 0,
-    Plain = 1,
-    Hash = 2,
-    Field = 3,
+    Free = SLOT_FREE,
+    Plain = SLOT_PLAIN,
+    Hash = SLOT_HASH,
+    Field = SLOT_FIELD,
     /// Handed to the host for a batched insert (see `reserve`), not yet live.
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
-    Reserved = 4,
+    Reserved = SLOT_RESERVED,
 }
 
-/// Bits of a log record's flags word.
-pub(crate) const LOG_GHOST: u32 = 1 << 7;
-/// The record's slot had been in grace (see `Engine::set_grace`): the host
-/// stopped counting it when it entered, so it must not uncount it again.
-pub(crate) const LOG_GRACED: u32 = 1 << 8;
-/// Reason code of a record that is not a removal: the slot's deadline passed
-/// and it now waits out its grace, its value kept for the host's loaders.
-pub(crate) const LOG_ENTER_GRACE: u32 = 5;
+// The removal log's record (see `protocol`), named here for the hosts.
+pub(crate) use crate::protocol::{LogRecord, LOG_ENTER_GRACE, LOG_FLAGS, LOG_GHOST, LOG_STRIDE};
+use crate::protocol::{SLOT_FIELD, SLOT_FREE, SLOT_HASH, SLOT_PLAIN, SLOT_RESERVED};
 
 pub(crate) struct Engine {
     ttl: f64,
@@ -93,7 +88,10 @@ pub(crate) struct Engine {
     pub times: Vec<Times>,
     kind: Vec<Kind>,
     weight: Vec<u32>,
-    /// Field: its hash's slot. Hash: index into `hashes`. Plain: `NIL`.
+    /// One word per slot whose meaning depends on the slot's kind (one
+    /// column, not three, keeps memory per entry down): a field's hash slot
+    /// (`parent`, and its removal record's `LOG_PARENT`), a hash's index into
+    /// `hashes` and `hash_graced`, `NIL` for a plain entry.
     family: Vec<u32>,
     hashes: Vec<List>,
     hash_free: Vec<u32>,
@@ -108,7 +106,7 @@ pub(crate) struct Engine {
     /// Top-level keys: plain entries + hashes.
     keys: u64,
     bytes: u64,
-    /// Removal records, three words each: slot, flags (reason | kind << 4 |
+    /// Removal records (`protocol::LogRecord`), three words each: slot, flags (reason | kind << 4 |
     /// ghost | graced), parent slot or `NIL`.
     pub log: Vec<u32>,
     pub counters: Counters,
@@ -397,6 +395,11 @@ impl Engine {
     /// eviction, no counters; keys go to the main queue in the order given.
     /// The caller has validated the clocks are live and the bounds hold.
     pub fn restore_slot(&mut self, kind: Kind, parent: u32, t: Times, weight: u32) -> u32 {
+        debug_assert!(match kind {
+            Kind::Field => self.kind.get(parent as usize) == Some(&Kind::Hash),
+            Kind::Plain | Kind::Hash => parent == NIL,
+            Kind::Free | Kind::Reserved => false,
+        });
         let s = self.alloc(kind);
         let i = s as usize;
         self.weight[i] = weight;
