@@ -1,6 +1,7 @@
 //! The engine's invariant checker (tests and fuzzers).
 
 use super::*;
+use alloc::format;
 
 impl Engine {
     /// Checks every count and link the engine keeps against a recount from

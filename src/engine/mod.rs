@@ -13,7 +13,7 @@ use crate::list::{List, NIL};
 use crate::policy::Policy;
 use crate::wheel::{Pop, Wheel};
 use alloc::collections::TryReserveError;
-use alloc::{format, vec::Vec};
+use alloc::vec::Vec;
 
 mod grace;
 mod hashes;
