@@ -277,12 +277,6 @@ impl RawEngine {
             max_bytes: limit("maxBytes", max_bytes, false)?,
             sweep_budget: limit("sweepBudget", budget, true)?,
         };
-        if ttl.is_nan() {
-            return Err(Error::range("ttl", "must be a positive number of milliseconds or Infinity, got NaN"));
-        }
-        if idle.is_nan() {
-            return Err(Error::range("idle", "must be a positive number of milliseconds or Infinity, got NaN"));
-        }
         // An engine, its status block and the stats buffer: well under this.
         if !small_room(&[
             core::mem::size_of::<RawEngine>() + 8,

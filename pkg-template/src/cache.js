@@ -117,8 +117,8 @@ const FREQ_MAX = FREQ_MAX_,
 
 // Accessors to a cache's private state, for the modules that hold its method
 // groups (set in the class's static block).
-export let syncClock, alive, toEngine, drain, flush, failed, dropGhost, measure, live, read, slot, liveSlot,
-  expireNow, deadline, trackBirths, keyMap, keyList, valList, sizeOf, disposer, engine, statusAt, clocksAt,
+export let syncClock, alive, toEngine, drain, flush, written, place, index, measure, live, read, slot, liveSlot,
+  expireNow, deadline, trackBirths, keyMap, keyList, valList, sizeOf, engine, statusAt, clocksAt,
   now, setNow, clock, opts, born, bornFrom, runningLoads, running, loads, hit, miss, counters;
 
 // A dropped cache's engine is freed by the glue (glue.js), which registers
@@ -677,28 +677,49 @@ export class TtlCache {
     if (s === undefined || returning) s = NIL;
     if (returning) flags |= WRITE_TO_MAIN;
     const r = this.#toEngine().write(s, flags, ttl, idle, at, w);
+    const calls = this.#written(r, key, returning);
+    if (r !== NIL && this.#place(r, key, value, calls, key, undefined)) this.#index(key, r, returning);
+    if (this.#runningLoads !== 0) invalidate(this, key, undefined);
+    this.#flush(calls);
+    return this;
+  }
+
+  /**
+   * After an engine write (`write`/`hwrite`) that returned slot `r`: its
+   * removals' `dispose` calls, with room for a replaced value's (null when
+   * there is no `dispose`). A returning key that stored nothing loses its
+   * ghost.
+   */
+  #written(r, key, returning) {
     // A failed write can still have grown (moved) the engine's columns.
     if (r === FAILED) throw this.#failed();
     const calls = this.#drain();
     if (returning && r === NIL) this.#dropGhost(key);
-    let disposals = calls;
-    if (disposals === null && this.#dispose !== undefined) disposals = [];
-    if (r !== NIL) {
-      if (this.#born !== null) this.#born[r] = this.#now;
-      if (this.#keyList[r] === undefined) {
-        if (returning) this.#dropGhost(key);
-        this.#keyMap.set(key, r);
-        this.#keyList[r] = key;
-        this.#valList[r] = value;
-      } else {
-        const old = this.#valList[r];
-        this.#valList[r] = value;
-        if (disposals !== null && old !== value) disposals.push(old, key, "replaced", undefined);
-      }
+    return calls === null && this.#dispose !== undefined ? [] : calls;
+  }
+
+  /**
+   * Puts `value`, named `name` (a key, or a field of `key`), in slot `r`
+   * the engine just wrote; a replaced value's `dispose` call goes into
+   * `calls`. True: the slot is new.
+   */
+  #place(r, name, value, calls, key, field) {
+    if (this.#born !== null) this.#born[r] = this.#now;
+    const vals = this.#valList;
+    const old = vals[r];
+    vals[r] = value;
+    if (this.#keyList[r] === undefined) {
+      this.#keyList[r] = name;
+      return true;
     }
-    if (this.#runningLoads !== 0) invalidate(this, key, undefined);
-    this.#flush(disposals);
-    return this;
+    if (calls !== null && old !== value) calls.push(old, key, "replaced", field);
+    return false;
+  }
+
+  /** Indexes new `key` at slot `s`; a returning key's ghost goes first (the key goes to the end, as a new key does). */
+  #index(key, s, returning) {
+    if (returning) this.#dropGhost(key);
+    this.#keyMap.set(key, s);
   }
 
   /**
@@ -837,16 +858,17 @@ export class TtlCache {
   // in scope, into module bindings (which a minifier shortens, unlike
   // properties). V8 inlines them as it does the private accesses they wrap.
   static {
-    [syncClock, alive, toEngine, drain, flush, failed, dropGhost, measure, live, read, slot, liveSlot,
-      expireNow, deadline, trackBirths, keyMap, keyList, valList, sizeOf, disposer, engine, statusAt,
+    [syncClock, alive, toEngine, drain, flush, written, place, index, measure, live, read, slot, liveSlot,
+      expireNow, deadline, trackBirths, keyMap, keyList, valList, sizeOf, engine, statusAt,
       clocksAt, now, setNow, clock, opts, born, bornFrom, runningLoads, running, loads, hit, miss, counters] = [
       (c) => c.#syncClock(),
       (c) => c.#alive(),
       (c) => c.#toEngine(),
       (c) => c.#drain(),
       (c, calls) => c.#flush(calls),
-      (c) => c.#failed(),
-      (c, key) => c.#dropGhost(key),
+      (c, r, key, returning) => c.#written(r, key, returning),
+      (c, r, name, value, calls, key, field) => c.#place(r, name, value, calls, key, field),
+      (c, key, s, returning) => c.#index(key, s, returning),
       (c, value, key, field) => c.#measure(value, key, field),
       (c, s) => c.#live(s),
       (c, s) => c.#read(s),
@@ -859,7 +881,6 @@ export class TtlCache {
       (c) => c.#keyList,
       (c) => c.#valList,
       (c) => c.#sizeOf,
-      (c) => c.#dispose,
       (c) => c.#engine,
       (c) => c.#statusAt,
       (c) => c.#clocksAt,

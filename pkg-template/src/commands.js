@@ -141,7 +141,7 @@ export const commandMethods = {
     const s = liveSlot(this, key);
     if (s === NIL) return undefined;
     const d = deadline(this, s);
-    return d === Infinity ? Infinity : d - now(this);
+    return d - now(this); // Infinity when none: the clock is finite
   },
 
   /**

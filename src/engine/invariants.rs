@@ -1,6 +1,7 @@
 //! The engine's invariant checker (tests and fuzzers).
 
 use super::*;
+use alloc::format;
 
 impl Engine {
     /// Checks every count and link the engine keeps against a recount from
@@ -125,6 +126,9 @@ impl Engine {
             };
             if due != NEVER && !in_wheel {
                 return Err(format!("{k:?} slot {s} is due at {due} but is not in the wheel"));
+            }
+            if self.times[i].deadline() == NEVER && in_wheel {
+                return Err(format!("{k:?} slot {s} has no deadline but is in the wheel"));
             }
         }
         let fields_listed: u64 =

@@ -13,7 +13,7 @@ use crate::list::{List, NIL};
 use crate::policy::Policy;
 use crate::wheel::{Pop, Wheel};
 use alloc::collections::TryReserveError;
-use alloc::{format, vec::Vec};
+use alloc::vec::Vec;
 
 mod grace;
 mod hashes;
@@ -308,6 +308,9 @@ impl Engine {
 
     // ---- reads ------------------------------------------------------------
 
+    // The wasm binding's; natively only `check_invariants` (the native host
+    // tells kinds apart by its items).
+    #[cfg_attr(not(any(target_arch = "wasm32", debug_assertions, feature = "invariants")), allow(dead_code))]
     pub fn kind(&self, s: u32) -> Kind {
         self.kind[s as usize]
     }
@@ -316,7 +319,10 @@ impl Engine {
         self.family[s as usize]
     }
 
-    fn own_live(&self, s: u32, now: f64) -> bool {
+    /// Slot `s`'s own deadline is after `now`: all of liveness for a plain
+    /// entry, which a host that knows the slot's kind can ask without the
+    /// kind column's load.
+    pub fn own_live(&self, s: u32, now: f64) -> bool {
         self.times[s as usize].deadline() > now
     }
 
@@ -351,6 +357,13 @@ impl Engine {
         } else {
             self.policy.hit(s);
         }
+    }
+
+    /// [`read`](Self::read) of a slot the host knows is a top-level key
+    /// (plain or hash): no kind column load.
+    pub fn read_key(&mut self, s: u32) {
+        self.times[s as usize].last = self.now();
+        self.policy.hit(s);
     }
 
     /// Time left to the earliest deadline at `now`; for a field, its hash's
