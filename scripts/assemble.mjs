@@ -13,6 +13,7 @@
 //   pkg/dist/wasm.js         the optimized .wasm as a JS string (see encodeWasm)
 //   pkg/dist/lapse_bg.wasm   wasm-opt -Oz output (for workerd, and users who want it)
 //   pkg/dist/cache.js        TtlCache (does not initialize wasm)
+//   pkg/dist/*.js            the modules cache.js imports (pkg-template/src)
 //   pkg/dist/lapse.js        entry for Node ESM, browsers, bundlers, Deno, Bun:
 //                            initSync with the embedded bytes
 //   pkg/dist/lapse.cjs       the same, bundled to CommonJS by esbuild
@@ -99,7 +100,8 @@ const cjs = buildSync({
 });
 if (cjs.errors.length || cjs.warnings.length) die("esbuild reported problems bundling lapse.cjs");
 // What broke bundlers, dev servers and Next.js before must not come back.
-for (const f of ["lapse.js", "lapse.cjs", "glue.js", "wasm.js", "cache.js"]) {
+// Every module the entries load (cache.js imports its siblings) is checked.
+for (const f of readdirSync(dist).filter((f) => /\.c?js$/.test(f))) {
   const src = readFileSync(join(dist, f), "utf8");
   if (/import\.meta|["']node:/.test(src)) die(`dist/${f} uses import.meta or a node: module`);
 }

@@ -75,6 +75,7 @@ mod heap;
 mod list;
 mod policy;
 pub mod snapshot;
+mod types;
 mod wheel;
 
 #[cfg(target_arch = "wasm32")]
@@ -85,10 +86,6 @@ pub use cache::{Removed, Stats, TtlCache};
 pub use clock::{Clock, TimeSource, NEVER};
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 pub use clock::{MonotonicClock, SystemClock};
-/// The former name of [`SetOptions`] (it clashed with `std::io::Write`).
-#[doc(hidden)]
-pub use engine::Write;
-pub use engine::{Cond, Counters, Options, Reason, Write as SetOptions};
 pub use error::{Error, Result};
 /// The default hasher of [`TtlCache`]'s key index (foldhash's, seeded per process).
 ///
@@ -99,6 +96,10 @@ pub use error::{Error, Result};
 /// assert_eq!(c.get("a"), Some(&1));
 /// ```
 pub use hashbrown::DefaultHashBuilder;
+/// The former name of [`SetOptions`] (it clashed with `std::io::Write`).
+#[doc(hidden)]
+pub use types::Write;
+pub use types::{Cond, Counters, Options, Reason, Write as SetOptions};
 
 /// A panic is a trap either way (`panic = "abort"`); with no message to show,
 /// trapping at once keeps `core::fmt` out of the module. Every error a caller

@@ -67,7 +67,7 @@ test("sizeOf that rewrites the same cache does not move data between keys", () =
   armed = true;
   c.set("a", "A2");
   assert.deepEqual(entries(c), [["b", "B"], ["a", "A2"]]);
-  // The same during hset used to trap (a freed slot) and brick the instance.
+  // The same during hset: a freed slot must not trap and brick the instance.
   c.hset("h", "f", "F");
   armed = true;
   c.hset("h", "f", "F2");

@@ -1,0 +1,41 @@
+// Typed-array views of wasm memory, shared by every cache: any instance can
+// grow the memory, which detaches the old buffer, so the views go stale
+// whenever wasm allocates (in this cache's call or another's, successful or
+// not) and everything that reads them checks first (`syncViews()`).
+
+import { wasmMemory } from "./glue.js";
+
+export let memory = null;
+export let F64 = new Float64Array(0);
+export let U8 = new Uint8Array(0);
+export let U32 = new Uint32Array(0);
+
+/** Looks up the wasm memory once, after the glue has been initialized. */
+export function attachMemory() {
+  if (memory === null) memory = wasmMemory();
+}
+
+// A growing wasm memory detaches its old buffer, which empties every view of
+// it (length 0): cheaper to test than reading `memory.buffer` on every call,
+// and true whoever grew it, this cache or another, successfully or not.
+export function syncViews() {
+  if (U8.length === 0) {
+    const b = memory.buffer;
+    F64 = new Float64Array(b);
+    U8 = new Uint8Array(b);
+    U32 = new Uint32Array(b);
+  }
+}
+
+/**
+ * Copies `bytes` into a buffer engine `e` allocates for them (fallibly:
+ * wasm-bindgen's own argument copy aborts the instance when memory runs out).
+ */
+export function copyIn(e, bytes, arg) {
+  const p = e.input(bytes.length);
+  if (p === 0 && bytes.length !== 0) {
+    throw new RangeError(`${arg}: out of memory: wasm memory cannot hold ${bytes.length} bytes`);
+  }
+  syncViews();
+  U8.set(bytes, p);
+}

@@ -1,0 +1,261 @@
+//! Hashes: fields with their own clocks.
+
+use super::*;
+
+impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
+    /// Writes a hash field with its own clocks; `true` if the field is new.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// assert!(c.hset("user", "token", 7, lapse_cache::SetOptions { ttl: Some(10.0), ..Default::default() }).unwrap());
+    /// assert!(!c.hset("user", "token", 8, Default::default()).unwrap());
+    /// assert!(c.set("user", 1, Default::default()).is_err()); // WRONGTYPE
+    /// ```
+    pub fn hset(&mut self, key: K, field: &str, value: V, w: Write) -> Result<bool> {
+        self.hset_sized(key, field, value, w, 0)
+    }
+
+    /// [`hset`](Self::hset) with a size that counts against `max_bytes`.
+    ///
+    /// ```
+    /// let o = lapse_cache::Options { max_bytes: Some(10), ..Default::default() };
+    /// let mut c = lapse_cache::TtlCache::with_options(o, 0.0).unwrap();
+    /// c.hset_sized("h", "a", (), Default::default(), 6).unwrap();
+    /// assert!(c.hset_sized("h", "b", (), Default::default(), 6).is_err()); // the hash alone would not fit
+    /// ```
+    pub fn hset_sized(&mut self, key: K, field: &str, value: V, w: Write, size: u32) -> Result<bool> {
+        self.sync();
+        let hk = self.hasher.hash_one(&key);
+        let h = self.slot_h(hk, &key);
+        let live_h = self.hash_slot(&key)?;
+        let f = live_h.and_then(|h| match &self.items[h as usize] {
+            Item::Hash { fields, .. } => fields.get(field).copied(),
+            _ => None,
+        });
+        let ghost = h.is_none() && self.ghosted(hk);
+        let r = self.engine.hwrite(h, f, &w, size, ghost).map_err(native)?;
+        self.reclaim();
+        if ghost {
+            self.ghost.remove(&hk);
+        }
+        let Some(r) = r else {
+            self.drain();
+            return Ok(false);
+        };
+        let hs = self.engine.parent(r);
+        // Replay first: the slots handed out may be ones this write just freed.
+        let (mut out, _) = self.replay::<K>(None);
+        if !matches!(self.item(hs), Item::Hash { .. }) {
+            *self.item(hs) = Item::Hash { key: key.clone(), fields: HashMap::new() };
+            self.index_slot(hk, hs);
+        }
+        let is_new = match self.item(r) {
+            Item::Field { value: old, .. } => {
+                let value = std::mem::replace(old, value);
+                out.push(Removed { key, field: Some(field.to_owned()), value, reason: Reason::Replaced });
+                false
+            }
+            slot => {
+                *slot = Item::Field { name: field.to_owned(), value };
+                true
+            }
+        };
+        if let Item::Hash { fields, .. } = self.item(hs) {
+            fields.insert(field.to_owned(), r);
+        }
+        self.notify(out);
+        Ok(is_new)
+    }
+
+    /// A live field's value, restarting the field's and the key's idle windows.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.hset("h", "f", 1, Default::default()).unwrap();
+    /// assert_eq!(c.hget(&"h", "f").unwrap(), Some(&1));
+    /// assert_eq!(c.hget(&"h", "g").unwrap(), None);
+    /// ```
+    pub fn hget<Q>(&mut self, key: &Q, field: &str) -> Result<Option<&V>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.sync();
+        let Some(s) = self.live_or_miss(key) else { return Ok(None) };
+        let Item::Hash { fields, .. } = &self.items[s as usize] else {
+            return Err(Error::WrongType { held: "plain value", wanted: "hash" });
+        };
+        let Some(f) = fields.get(field).copied() else {
+            self.misses += 1;
+            return Ok(None);
+        };
+        if !self.live(f) {
+            self.misses += 1;
+            self.expire_now(f);
+            return Ok(None);
+        }
+        self.engine.read(f);
+        self.hits += 1;
+        match &self.items[f as usize] {
+            Item::Field { value, .. } => Ok(Some(value)),
+            _ => Ok(None),
+        }
+    }
+
+    /// Whether the field is live. No touch.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::<&str, u8>::new(0.0);
+    /// assert!(!c.hhas(&"h", "f").unwrap());
+    /// ```
+    pub fn hhas<Q>(&self, key: &Q, field: &str) -> Result<bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.refresh();
+        Ok(self.field_slot(self.hash_slot(key)?, field).is_some())
+    }
+
+    /// Removes a field; the last one takes its key.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.hset("h", "f", 1, Default::default()).unwrap();
+    /// assert!(c.hdel(&"h", "f").unwrap());
+    /// assert!(!c.contains(&"h"));
+    /// ```
+    pub fn hdel<Q>(&mut self, key: &Q, field: &str) -> Result<bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.sync();
+        let Some(f) = self.field_slot(self.hash_slot(key)?, field) else {
+            return Ok(false);
+        };
+        self.engine.remove(f, Reason::Deleted);
+        self.drain();
+        Ok(true)
+    }
+
+    /// Number of live fields.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.hset("h", "a", 1, Default::default()).unwrap();
+    /// c.hset("h", "b", 2, lapse_cache::SetOptions { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// c.tick(5.0).unwrap();
+    /// assert_eq!(c.hlen(&"h").unwrap(), 1);
+    /// ```
+    pub fn hlen<Q>(&self, key: &Q) -> Result<usize>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.refresh();
+        Ok(self.hgetall(key)?.len())
+    }
+
+    /// The live fields and their values, in no particular order. No touch.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.hset("h", "a", 1, Default::default()).unwrap();
+    /// assert_eq!(c.hgetall(&"h").unwrap(), vec![("a", &1)]);
+    /// ```
+    pub fn hgetall<Q>(&self, key: &Q) -> Result<Vec<(&str, &V)>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.refresh();
+        let Some(h) = self.hash_slot(key)? else {
+            return Ok(vec![]);
+        };
+        let Item::Hash { fields, .. } = &self.items[h as usize] else {
+            return Ok(vec![]);
+        };
+        Ok(fields
+            .iter()
+            .filter(|(_, &f)| self.live(f))
+            .filter_map(|(name, &f)| match &self.items[f as usize] {
+                Item::Field { value, .. } => Some((name.as_str(), value)),
+                _ => None,
+            })
+            .collect())
+    }
+
+    /// Sets a field's absolute deadline `ms` from now (`<= 0` deletes it).
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.hset("h", "f", 1, Default::default()).unwrap();
+    /// assert!(c.hexpire(&"h", "f", 10.0, None).unwrap());
+    /// assert_eq!(c.httl(&"h", "f").unwrap(), Some(10.0));
+    /// ```
+    pub fn hexpire<Q>(&mut self, key: &Q, field: &str, ms: f64, cond: Option<Cond>) -> Result<bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.sync();
+        let f = self.field_slot(self.hash_slot(key)?, field);
+        let r = self.engine.set_expiry(f, ms, true, cond).map_err(native)?;
+        self.drain();
+        Ok(r)
+    }
+
+    /// Sets a field's absolute deadline at time `t` (a past time deletes it).
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.hset("h", "f", 1, Default::default()).unwrap();
+    /// assert!(c.hexpire_at(&"h", "f", 0.0, None).unwrap());
+    /// assert!(!c.contains(&"h"));
+    /// ```
+    pub fn hexpire_at<Q>(&mut self, key: &Q, field: &str, t: f64, cond: Option<Cond>) -> Result<bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.sync();
+        let f = self.field_slot(self.hash_slot(key)?, field);
+        let r = self.engine.set_expiry(f, t, false, cond).map_err(native)?;
+        self.drain();
+        Ok(r)
+    }
+
+    /// Drops a field's clocks; `true` if it had one.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::<&str, u8>::new(0.0);
+    /// assert!(!c.hpersist(&"h", "f").unwrap());
+    /// ```
+    pub fn hpersist<Q>(&mut self, key: &Q, field: &str) -> Result<bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.sync();
+        let f = self.field_slot(self.hash_slot(key)?, field);
+        Ok(f.is_some_and(|f| self.engine.persist(f)))
+    }
+
+    /// Ms until the field goes (its own clocks or its key's, whichever first).
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.hset("h", "f", 1, Default::default()).unwrap();
+    /// assert_eq!(c.httl(&"h", "f").unwrap(), Some(f64::INFINITY));
+    /// ```
+    pub fn httl<Q>(&self, key: &Q, field: &str) -> Result<Option<f64>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.refresh();
+        let h = self.hash_slot(key)?;
+        Ok(self.field_slot(h, field).map(|f| self.remaining(f)))
+    }
+}

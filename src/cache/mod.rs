@@ -1,0 +1,754 @@
+//! The native Rust cache: a key index and values over the slot engine.
+
+mod hashes;
+mod plain;
+mod snapshot;
+
+use std::borrow::Borrow;
+use std::collections::{HashMap, VecDeque};
+use std::hash::{BuildHasher, Hash};
+
+use hashbrown::{DefaultHashBuilder, HashSet, HashTable};
+
+use crate::clock::{Follow, TimeSource};
+use crate::engine::{Engine, Kind, Times, LOG_GHOST};
+use crate::error::{Error, Result};
+use crate::list::NIL;
+use crate::snapshot::{Body, ClockMode, Clocks as SnapClocks, Entry as SnapEntry, Field as SnapField, Snapshot, Value};
+use crate::types::{Cond, Counters, Options, Reason, Write};
+
+/// Expired entries [`TtlCache::purge`] removes between two replays of the log.
+const PURGE_BATCH: u64 = 4096;
+
+/// Expired entries each write reclaims (as the JS binding's writes do).
+const RECLAIM: u64 = 2;
+
+enum Item<K, V> {
+    Free,
+    Plain { key: K, value: V },
+    Hash { key: K, fields: HashMap<String, u32> },
+    Field { name: String, value: V },
+}
+
+/// The key an item holds (a plain entry's or a hash's).
+fn key_in<K, V>(items: &[Item<K, V>], s: u32) -> Option<&K> {
+    match items.get(s as usize)? {
+        Item::Plain { key, .. } | Item::Hash { key, .. } => Some(key),
+        _ => None,
+    }
+}
+
+/// An entry or field that left the cache, as handed to the removal callback.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Removed<K, V> {
+    /// The key (for a field, its hash's key).
+    pub key: K,
+    /// The hash field, or `None` for a plain entry.
+    pub field: Option<String>,
+    /// The value it held.
+    pub value: V,
+    /// Why it left.
+    pub reason: Reason,
+}
+
+/// A snapshot of the cache's counters and gauges.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Stats {
+    /// Reads (`get`, `hget`) that found a live value.
+    pub hits: u64,
+    /// Reads that did not.
+    pub misses: u64,
+    /// Keys held (plain entries and hashes), including unswept expired ones.
+    pub size: u64,
+    /// Plain entries plus hash fields held.
+    pub entries: u64,
+    /// Total size of what is held, as given to `set_sized`/`hset_sized`.
+    pub bytes: u64,
+    /// Slots waiting in the expiry wheel.
+    pub scheduled: u64,
+    /// Keys in S3-FIFO's small (probation) queue.
+    pub small_queue: u64,
+    /// Bytes the engine's columns, wheel and queues occupy.
+    pub engine_bytes: u64,
+    /// Engine counters (expired, evicted, ...).
+    pub counters: Counters,
+}
+
+type Callback<K, V> = Box<dyn FnMut(Removed<K, V>) + Send>;
+
+/// The removal callback, `Sync` whatever it captures: it is only ever called
+/// through `&mut TtlCache`, and no `&self` method reaches it, so sharing a
+/// `&TtlCache` across threads never shares the closure (as `std::sync::Exclusive`).
+struct OnRemove<K, V>(Callback<K, V>);
+
+// SAFETY: no method takes `&OnRemove` and the field is private; the closure is
+// reached only through `&mut`, which is exclusive, so `&OnRemove` on two threads
+// can do nothing with it.
+unsafe impl<K, V> Sync for OnRemove<K, V> {}
+
+/// A cache whose entries expire at the earlier of an absolute deadline
+/// (`ttl`) and a sliding idle window (`idle`), with hashes whose fields expire
+/// on their own.
+///
+/// Time is milliseconds as `f64`, in a domain you choose. By default (`new`,
+/// `with_options`) the clock is **manual**: it moves only when you call
+/// [`tick`](Self::tick), which suits simulations, tests and hosts that own
+/// time (and is what the JS package does with `{ now }`). To follow a clock
+/// instead, as the JS package does with `Date.now()` by default, build the
+/// cache with [`with_clock`](Self::with_clock) and a [`TimeSource`]
+/// ([`SystemClock`](crate::SystemClock), [`MonotonicClock`](crate::MonotonicClock)
+/// or a closure): every call then reads it, no `tick` is needed for
+/// correctness, and each write reclaims a few expired entries so memory
+/// stays bounded too.
+///
+/// ```
+/// use lapse_cache::{Options, TtlCache, SetOptions};
+/// let day = 86_400_000.0;
+/// let opts = Options { ttl: Some(90.0 * day), idle: Some(30.0 * day), ..Default::default() };
+/// let mut c = TtlCache::with_options(opts, 0.0).unwrap();
+/// c.set("session", "alice", SetOptions::default()).unwrap();
+/// c.tick(29.0 * day).unwrap();
+/// assert_eq!(c.get("session"), Some(&"alice")); // read: idle restarts
+/// c.tick(58.0 * day).unwrap();
+/// assert!(c.contains(&"session"));
+/// c.tick(90.0 * day).unwrap(); // busy, but the absolute deadline wins
+/// assert!(!c.contains(&"session"));
+/// ```
+pub struct TtlCache<K, V, S = DefaultHashBuilder> {
+    engine: Engine,
+    /// Key index: slots, found by the key each slot's item holds (keys are
+    /// stored once, in `items`), hashed once per operation with `hasher`.
+    index: HashTable<u32>,
+    hasher: S,
+    items: Vec<Item<K, V>>,
+    ghost: HashSet<u64>,
+    ghost_order: VecDeque<u64>,
+    bounded: bool,
+    hits: u64,
+    misses: u64,
+    on_remove: Option<OnRemove<K, V>>,
+    /// The followed time source, if not manual.
+    follow: Option<Follow>,
+}
+
+impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
+    /// An unbounded cache with no default clocks, starting at `now`.
+    ///
+    /// # Panics
+    /// If `now` is not finite; use [`with_options`](Self::with_options) to
+    /// get an error instead.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::<String, u8>::new(0.0);
+    /// assert!(c.is_empty());
+    /// ```
+    pub fn new(now: f64) -> Self {
+        Self::with_options(Options::default(), now).expect("now must be finite")
+    }
+
+    /// A cache with `opts`, starting at `now`.
+    ///
+    /// ```
+    /// let o = lapse_cache::Options { max_entries: Some(0), ..Default::default() };
+    /// assert!(lapse_cache::TtlCache::<u8, u8>::with_options(o, 0.0).is_err());
+    /// ```
+    pub fn with_options(opts: Options, now: f64) -> Result<Self> {
+        Self::with_hasher(opts, now, DefaultHashBuilder::default())
+    }
+
+    /// A cache with `opts` that follows `source`, starting at its reading.
+    ///
+    /// ```
+    /// use lapse_cache::{Options, SystemClock, TtlCache, Write};
+    /// let mut c = TtlCache::with_clock(Options { ttl: Some(60_000.0), ..Default::default() }, SystemClock).unwrap();
+    /// c.set("k", 1, Write::default()).unwrap();
+    /// assert!((c.ttl(&"k").unwrap() - 60_000.0).abs() < 1_000.0);
+    /// ```
+    pub fn with_clock(opts: Options, source: impl TimeSource + 'static) -> Result<Self> {
+        let now = crate::clock::finite_time("now", source.now_ms())?;
+        let mut c = Self::with_options(opts, now)?;
+        c.follow = Some(Follow::new(Box::new(source), now));
+        Ok(c)
+    }
+}
+
+impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
+    /// A cache with `opts`, starting at `now`, whose key index hashes with
+    /// `hasher` (the default is foldhash's, seeded per process; pass
+    /// `std::hash::RandomState` for SipHash if keys come from an attacker who
+    /// can observe timings).
+    ///
+    /// ```
+    /// use std::hash::RandomState;
+    /// let mut c = lapse_cache::TtlCache::with_hasher(Default::default(), 0.0, RandomState::new()).unwrap();
+    /// c.set("a", 1, Default::default()).unwrap();
+    /// assert_eq!(c.get("a"), Some(&1));
+    /// ```
+    pub fn with_hasher(opts: Options, now: f64, hasher: S) -> Result<Self> {
+        let bounded = opts.max_entries.is_some() || opts.max_bytes.is_some();
+        Ok(TtlCache {
+            engine: Engine::new(&opts, now).map_err(native)?,
+            index: HashTable::new(),
+            hasher,
+            items: Vec::new(),
+            ghost: HashSet::new(),
+            ghost_order: VecDeque::new(),
+            bounded,
+            hits: 0,
+            misses: 0,
+            on_remove: None,
+            follow: None,
+        })
+    }
+
+    /// Follows `source` from now on (a restored cache, for example), never
+    /// running back behind the current clock.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::<u8, u8>::new(5000.0);
+    /// c.follow(|| 1000.0); // behind: the clock stays at 5000
+    /// assert_eq!(c.now(), 5000.0);
+    /// c.follow(|| 7000.0);
+    /// assert_eq!(c.now(), 7000.0);
+    /// ```
+    pub fn follow(&mut self, source: impl TimeSource + 'static) {
+        self.follow = Some(Follow::new(Box::new(source), self.engine.now()));
+        self.sync();
+    }
+
+    /// Whether the clock follows a [`TimeSource`] (else it is manual).
+    ///
+    /// ```
+    /// assert!(!lapse_cache::TtlCache::<u8, u8>::new(0.0).follows_clock());
+    /// ```
+    pub fn follows_clock(&self) -> bool {
+        self.follow.is_some()
+    }
+
+    /// Calls `f` for every entry or field that leaves, after the cache's state
+    /// is complete.
+    ///
+    /// ```
+    /// use std::sync::{Arc, Mutex};
+    /// let gone = Arc::new(Mutex::new(vec![]));
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// let g = gone.clone();
+    /// c.on_remove(move |r| g.lock().unwrap().push((r.key, r.reason)));
+    /// c.set("a", 1, lapse_cache::SetOptions { ttl: Some(10.0), ..Default::default() }).unwrap();
+    /// c.tick(10.0).unwrap();
+    /// assert_eq!(*gone.lock().unwrap(), vec![("a", lapse_cache::Reason::Expired)]);
+    /// ```
+    pub fn on_remove(&mut self, f: impl FnMut(Removed<K, V>) + Send + 'static) {
+        self.on_remove = Some(OnRemove(Box::new(f)));
+    }
+
+    /// The cache-wide options.
+    ///
+    /// ```
+    /// let c = lapse_cache::TtlCache::<u8, u8>::new(0.0);
+    /// assert_eq!(c.options().sweep_budget, Some(1000));
+    /// ```
+    pub fn options(&self) -> Options {
+        self.engine.options()
+    }
+
+    // ---- plumbing -----------------------------------------------------------
+
+    fn item(&mut self, s: u32) -> &mut Item<K, V> {
+        let i = s as usize;
+        if self.items.len() <= i {
+            self.items.resize_with(self.engine.capacity().max(i + 1), || Item::Free);
+        }
+        &mut self.items[i]
+    }
+
+    /// Replays the engine's removal log, then runs the callback.
+    fn drain(&mut self) {
+        let (out, _) = self.replay::<K>(None);
+        self.notify(out);
+    }
+
+    fn notify(&mut self, out: Vec<Removed<K, V>>) {
+        if let Some(OnRemove(f)) = self.on_remove.as_mut() {
+            out.into_iter().for_each(f);
+        }
+    }
+
+    /// Applies the engine's removal log to the index and values, returning
+    /// what left for the callback (which runs only once the caller is done;
+    /// with no callback nothing is collected), and apart from it the plain
+    /// value of `own` if it left other than by eviction (the value `set` or
+    /// `remove` hands back to its caller).
+    fn replay<Q>(&mut self, own: Option<&Q>) -> (Vec<Removed<K, V>>, Option<V>)
+    where
+        K: Borrow<Q>,
+        Q: Eq + ?Sized,
+    {
+        let log = std::mem::take(&mut self.engine.log);
+        let keep = self.on_remove.is_some();
+        let mut out = Vec::new();
+        let mut mine = None;
+        for rec in log.chunks_exact(3) {
+            let (s, flags, parent) = (rec[0], rec[1], rec[2]);
+            let reason = Reason::from_u8((flags & 15) as u8);
+            match std::mem::replace(self.item(s), Item::Free) {
+                Item::Plain { key, value } => {
+                    let h = self.unindex(&key, s);
+                    if flags & LOG_GHOST != 0 {
+                        self.remember(h);
+                    }
+                    if reason != Reason::Evicted && own.is_some_and(|o| key.borrow() == o) {
+                        mine = Some(value);
+                    } else if keep {
+                        out.push(Removed { key, field: None, value, reason });
+                    }
+                }
+                Item::Hash { key, .. } => {
+                    let h = self.unindex(&key, s);
+                    if flags & LOG_GHOST != 0 {
+                        self.remember(h);
+                    }
+                }
+                Item::Field { name, value } => {
+                    if let Item::Hash { key, fields } = self.item(parent) {
+                        fields.remove(&name);
+                        if keep {
+                            out.push(Removed { key: key.clone(), field: Some(name), value, reason });
+                        }
+                    }
+                }
+                Item::Free => {}
+            }
+        }
+        let mut log = log;
+        log.clear();
+        self.engine.log = log;
+        (out, mine)
+    }
+
+    /// Records an evicted key for S3-FIFO's ghost queue by its hash only: a
+    /// collision merely admits a new key to the main queue, and the ghost
+    /// list then costs 8 bytes (twice) per key instead of two key copies.
+    fn remember(&mut self, h: u64) {
+        let cap = self.engine.options().max_entries.unwrap_or(self.index.len().max(64) as u64) as usize;
+        if self.ghost.insert(h) {
+            self.ghost_order.push_back(h);
+        }
+        while self.ghost_order.len() > cap {
+            if let Some(k) = self.ghost_order.pop_front() {
+                self.ghost.remove(&k);
+            }
+        }
+    }
+
+    /// Whether a new key with hash `h` was evicted lately (S3-FIFO's ghost).
+    fn ghosted(&self, h: u64) -> bool {
+        self.bounded && !self.ghost.is_empty() && self.ghost.contains(&h)
+    }
+
+    fn slot<Q>(&self, key: &Q) -> Option<u32>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.slot_h(self.hasher.hash_one(key), key)
+    }
+
+    /// The slot of `key`, whose hash is `h`.
+    fn slot_h<Q>(&self, h: u64, key: &Q) -> Option<u32>
+    where
+        K: Borrow<Q>,
+        Q: Eq + ?Sized,
+    {
+        let items = &self.items;
+        self.index.find(h, |&s| key_in(items, s).is_some_and(|k| k.borrow() == key)).copied()
+    }
+
+    /// Indexes slot `s`, whose item already holds its key, under hash `h`;
+    /// an entry the key still has (a dead slot the engine reused without
+    /// logging it) is pointed at `s` instead of duplicated.
+    fn index_slot(&mut self, h: u64, s: u32) {
+        let (items, hasher) = (&self.items, &self.hasher);
+        let Some(key) = key_in(items, s) else { return };
+        match self.index.find_entry(h, |&x| key_in(items, x).is_some_and(|k| k == key)) {
+            Ok(mut e) => *e.get_mut() = s,
+            Err(_) => {
+                self.index.insert_unique(h, s, |&x| key_in(items, x).map_or(0, |k| hasher.hash_one(k)));
+            }
+        }
+    }
+
+    /// Drops slot `s` (whose item was `key`, now taken out) from the index;
+    /// returns the key's hash. Matching on the slot number needs no key
+    /// comparison.
+    fn unindex(&mut self, key: &K, s: u32) -> u64 {
+        let h = self.hasher.hash_one(key);
+        if let Ok(e) = self.index.find_entry(h, |&x| x == s) {
+            e.remove();
+        }
+        h
+    }
+
+    fn live_slot<Q>(&self, key: &Q) -> Option<u32>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.slot(key).filter(|&s| self.live(s))
+    }
+
+    /// The time reads judge liveness at: the engine's clock, or the latest
+    /// reading of the followed source (`&self` reads refresh it without
+    /// moving the engine).
+    fn time(&self) -> f64 {
+        match &self.follow {
+            Some(f) => f.high().max(self.engine.now()),
+            None => self.engine.now(),
+        }
+    }
+
+    fn live(&self, s: u32) -> bool {
+        self.engine.is_live_at(s, self.time())
+    }
+
+    /// Reads the followed source, for a `&self` method, before it looks at
+    /// any slot.
+    fn refresh(&self) {
+        if let Some(f) = &self.follow {
+            f.read();
+        }
+    }
+
+    /// Reads the followed source and moves the engine's clock to it, for a
+    /// `&mut self` method, before it looks at any slot.
+    fn sync(&mut self) {
+        if let Some(f) = &self.follow {
+            // Readings are finite (Follow ignores others), so this cannot fail.
+            let _ = self.engine.advance(f.read());
+        }
+    }
+
+    /// The write-time reclaim, after a write's own changes.
+    fn reclaim(&mut self) {
+        self.engine.reclaim(RECLAIM);
+    }
+
+    fn is_hash(&self, s: u32) -> bool {
+        self.engine.kind(s) == Kind::Hash
+    }
+
+    fn hash_slot<Q>(&self, key: &Q) -> Result<Option<u32>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        match self.live_slot(key) {
+            Some(s) if !self.is_hash(s) => Err(Error::WrongType { held: "plain value", wanted: "hash" }),
+            other => Ok(other),
+        }
+    }
+
+    fn field_slot(&self, h: Option<u32>, field: &str) -> Option<u32> {
+        let Item::Hash { fields, .. } = &self.items[h? as usize] else {
+            return None;
+        };
+        fields.get(field).copied().filter(|&f| self.live(f))
+    }
+
+    /// The live slot of `key` for a read; otherwise counts a miss and
+    /// removes a dead slot on the spot (lazy expiry).
+    fn live_or_miss<Q>(&mut self, key: &Q) -> Option<u32>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        let s = self.slot(key);
+        if let Some(s) = s.filter(|&s| self.live(s)) {
+            if self.is_hash(s) {
+                // A `&mut` read: the engine's clock is the cache's here.
+                self.engine.tidy_hash(s);
+                self.drain();
+            }
+            return Some(s);
+        }
+        self.misses += 1;
+        if let Some(s) = s {
+            self.expire_now(s);
+        }
+        None
+    }
+
+    fn expire_now(&mut self, s: u32) {
+        self.engine.remove(s, Reason::Expired);
+        self.drain();
+    }
+
+    fn remaining(&self, s: u32) -> f64 {
+        self.engine.ttl_at(s, self.time())
+    }
+
+    // ---- time ---------------------------------------------------------------
+
+    /// The clock, in ms (a fresh reading of a followed source).
+    ///
+    /// ```
+    /// assert_eq!(lapse_cache::TtlCache::<u8, u8>::new(42.0).now(), 42.0);
+    /// ```
+    pub fn now(&self) -> f64 {
+        self.refresh();
+        self.time()
+    }
+
+    /// A time at or before the earliest deadline the cache holds
+    /// (`f64::INFINITY` if none), to schedule the next [`tick`](Self::tick).
+    /// It can be early (by up to the wheel bucket the deadline sits in),
+    /// never late.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// assert_eq!(c.next_expiry(), f64::INFINITY);
+    /// c.set("k", (), lapse_cache::Write { ttl: Some(5000.0), ..Default::default() }).unwrap();
+    /// assert!(c.next_expiry() <= 5000.0);
+    /// ```
+    pub fn next_expiry(&self) -> f64 {
+        self.engine.next_expiry()
+    }
+
+    /// [`tick`](Self::tick) at a fresh reading of the followed source; a
+    /// manual cache stays where it is and only sweeps.
+    ///
+    /// ```
+    /// use std::sync::{atomic::{AtomicU64, Ordering}, Arc};
+    /// let t = Arc::new(AtomicU64::new(0));
+    /// let src = t.clone();
+    /// let mut c = lapse_cache::TtlCache::with_clock(Default::default(), move || src.load(Ordering::Relaxed) as f64).unwrap();
+    /// c.set(1, (), lapse_cache::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// t.store(9, Ordering::Relaxed);
+    /// assert_eq!(c.tick_now(), 1);
+    /// ```
+    pub fn tick_now(&mut self) -> u64 {
+        self.sync();
+        let now = self.engine.now();
+        self.tick(now).unwrap_or(0)
+    }
+
+    /// Advances the clock (an earlier `now` is ignored) and removes at most
+    /// `sweep_budget` expired entries; returns how many it removed.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set(1, (), lapse_cache::SetOptions { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// assert_eq!(c.tick(5.0).unwrap(), 1);
+    /// assert!(c.tick(f64::NAN).is_err());
+    /// ```
+    pub fn tick(&mut self, now: f64) -> Result<u64> {
+        self.sync();
+        let n = self.engine.tick(now).map_err(native)?;
+        self.drain();
+        Ok(n)
+    }
+
+    /// Removes every expired entry now; returns how many.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::with_options(lapse_cache::Options { sweep_budget: Some(0), ..Default::default() }, 0.0).unwrap();
+    /// c.set(1, (), lapse_cache::SetOptions { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// assert_eq!(c.tick(9.0).unwrap(), 0);
+    /// assert_eq!(c.purge(), 1);
+    /// ```
+    pub fn purge(&mut self) -> u64 {
+        self.sync();
+        // In batches, each replayed before the next: the removal log (and
+        // the callback's list) never holds more than one batch, instead of
+        // 12+ bytes per expired entry of the whole cache at once.
+        let mut n = 0;
+        // A batch can spend its work on wheel cascades and remove nothing
+        // while more is due: only a run of empty batches ends the loop.
+        let mut empty = 0;
+        while empty < 8 {
+            let k = self.engine.purge_some(PURGE_BATCH);
+            self.drain();
+            n += k;
+            empty = if k == 0 { empty + 1 } else { 0 };
+        }
+        // The exact purge finishes whatever is left (nothing, or little).
+        n += self.engine.purge();
+        self.drain();
+        n
+    }
+
+    // ---- the whole cache ----------------------------------------------------
+
+    /// Removes everything.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("k", 1, Default::default()).unwrap();
+    /// c.clear();
+    /// assert!(c.is_empty());
+    /// ```
+    pub fn clear(&mut self) {
+        self.engine.clear();
+        self.drain();
+    }
+
+    /// Checks the engine's internal invariants (see the engine) and that the
+    /// key index, values and hash field maps match it slot for slot. For
+    /// tests and fuzzers: built in debug builds and with the `invariants`
+    /// feature; O(capacity).
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.hset("h", "f", 1, Default::default()).unwrap();
+    /// c.check_invariants().unwrap();
+    /// ```
+    #[cfg(any(debug_assertions, feature = "invariants"))]
+    #[doc(hidden)]
+    pub fn check_invariants(&self) -> std::result::Result<(), String> {
+        self.engine.check_invariants()?;
+        if self.index.len() as u64 != self.engine.keys() {
+            return Err(format!("index holds {} keys, engine {}", self.index.len(), self.engine.keys()));
+        }
+        let mut fields = 0u64;
+        for &s in &self.index {
+            // The index holds slots; each must be found again by the key its
+            // item holds (right hash, no duplicate entry before it).
+            if key_in(&self.items, s).is_some_and(|k| self.slot(k) != Some(s)) {
+                return Err(format!("slot {s}: its key does not find it in the index"));
+            }
+            let i = s as usize;
+            match (self.items.get(i), self.engine.kind(s)) {
+                (Some(Item::Plain { .. }), Kind::Plain) => {}
+                (Some(Item::Hash { fields: fs, .. }), Kind::Hash) => {
+                    if fs.len() as u32 != self.engine.field_count(s) {
+                        return Err(format!(
+                            "hash slot {s}: {} named fields, engine {}",
+                            fs.len(),
+                            self.engine.field_count(s)
+                        ));
+                    }
+                    for (name, &f) in fs {
+                        match self.items.get(f as usize) {
+                            Some(Item::Field { name: n, .. }) if n == name && self.engine.parent(f) == s => {}
+                            _ => return Err(format!("hash slot {s}: field {name:?} at slot {f} is not that field")),
+                        }
+                    }
+                    fields += fs.len() as u64;
+                }
+                _ => return Err(format!("index points a key at slot {s}, which holds something else")),
+            }
+        }
+        let held = self.items.iter().filter(|it| !matches!(it, Item::Free)).count() as u64;
+        if held != self.engine.keys() + fields {
+            return Err(format!("{held} items held, {} keys + {fields} fields live", self.engine.keys()));
+        }
+        Ok(())
+    }
+
+    /// Keys held, counting expired ones no sweep has reached yet.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set(1, 1, Default::default()).unwrap();
+    /// assert_eq!(c.len(), 1);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// Whether no keys are held.
+    ///
+    /// ```
+    /// assert!(lapse_cache::TtlCache::<u8, u8>::new(0.0).is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    /// Live plain entries, in no particular order. No touch.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("a", 1, Default::default()).unwrap();
+    /// assert_eq!(c.iter().collect::<Vec<_>>(), vec![(&"a", &1)]);
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> + '_ {
+        self.refresh();
+        self.index.iter().filter_map(move |&s| match &self.items[s as usize] {
+            Item::Plain { key, value } if self.live(s) => Some((key, value)),
+            _ => None,
+        })
+    }
+
+    /// Live keys (plain and hash), in no particular order.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::<&str, u8>::new(0.0);
+    /// c.hset("h", "f", 1, Default::default()).unwrap();
+    /// assert_eq!(c.keys().collect::<Vec<_>>(), vec![&"h"]);
+    /// ```
+    pub fn keys(&self) -> impl Iterator<Item = &K> + '_ {
+        self.refresh();
+        self.index.iter().filter(move |&&s| self.live(s)).filter_map(move |&s| key_in(&self.items, s))
+    }
+
+    /// Counters and gauges.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::<u8, u8>::new(0.0);
+    /// assert_eq!(c.get(&1), None);
+    /// assert_eq!(c.stats().misses, 1);
+    /// ```
+    pub fn stats(&self) -> Stats {
+        Stats {
+            hits: self.hits,
+            misses: self.misses,
+            size: self.engine.keys(),
+            entries: self.engine.entries(),
+            bytes: self.engine.bytes(),
+            scheduled: self.engine.scheduled() as u64,
+            small_queue: u64::from(self.engine.small_len()),
+            engine_bytes: self.engine.memory() as u64,
+            counters: self.engine.counters,
+        }
+    }
+}
+
+/// Errors the engine phrases for the JS binding (its option names), renamed
+/// to this crate's field names.
+fn native(e: Error) -> Error {
+    const NAMES: [(&str, &str); 6] = [
+        ("maxEntries", "max_entries"),
+        ("maxBytes", "max_bytes"),
+        ("keepTtl", "keep_ttl"),
+        ("expireAt", "expire_at"),
+        ("sizeOf", "size"),
+        ("sweepBudget", "sweep_budget"),
+    ];
+    let rename = |arg: &'static str, msg: String| {
+        let arg = NAMES.iter().find(|(js, _)| *js == arg).map_or(arg, |(_, rs)| rs);
+        (arg, NAMES.iter().fold(msg, |m, (js, rs)| m.replace(js, rs)))
+    };
+    match e {
+        Error::Type { arg, msg } => {
+            let (arg, msg) = rename(arg, msg);
+            Error::Type { arg, msg }
+        }
+        Error::Range { arg, msg } => {
+            let (arg, msg) = rename(arg, msg);
+            Error::Range { arg, msg }
+        }
+        e => e,
+    }
+}
+
+impl<K, V, S> std::fmt::Debug for TtlCache<K, V, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TtlCache")
+            .field("now", &self.engine.now())
+            .field("follows_clock", &self.follow.is_some())
+            .field("keys", &self.engine.keys())
+            .field("entries", &self.engine.entries())
+            .finish()
+    }
+}

@@ -1,0 +1,391 @@
+//! Plain entries: writes, reads, loading, expiry changes, removal.
+
+use super::*;
+
+impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
+    /// Writes `value` at `key`, with per-write clocks in `w`; returns the live
+    /// value it replaced. A value handed back here is yours: the removal
+    /// callback does not see it.
+    ///
+    /// A relative clock (`ttl`, `idle`, and the defaults) sets the deadline
+    /// `now + ms` rounded to an `f64`. If that equals `now` (a `ttl` below the
+    /// float resolution at `now`), the deadline is not in the future: like an
+    /// `expire_at` in the past, the write stores nothing and deletes the key.
+    /// A finite `ms` whose sum overflows to infinity is a range error, never
+    /// a silent "no limit". `expire`/`hexpire` follow the same rule.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// let w = lapse_cache::SetOptions { ttl: Some(100.0), idle: Some(10.0), ..Default::default() };
+    /// assert_eq!(c.set("k", 1, w).unwrap(), None);
+    /// assert_eq!(c.ttl("k"), Some(10.0));
+    /// assert_eq!(c.set("k", 2, Default::default()).unwrap(), Some(1));
+    ///
+    /// let mut late = lapse_cache::TtlCache::new(1.7e12); // Date.now()-like: resolution 2^-12 ms
+    /// late.set("k", 1, lapse_cache::SetOptions::default()).unwrap();
+    /// late.set("k", 2, lapse_cache::SetOptions { ttl: Some(0.0001), ..Default::default() }).unwrap();
+    /// assert!(!late.contains("k")); // now + 0.0001 == now: deleted
+    ///
+    /// let mut far = lapse_cache::TtlCache::new(1.7e308);
+    /// assert!(far.set("k", 1, lapse_cache::SetOptions { ttl: Some(1e308), ..Default::default() }).is_err());
+    /// ```
+    pub fn set(&mut self, key: K, value: V, w: Write) -> Result<Option<V>> {
+        self.set_sized(key, value, w, 0)
+    }
+
+    /// [`set`](Self::set) with the cache's default clocks, as `lru`'s `put`
+    /// or `HashMap::insert`: returns the live value it replaced.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// assert_eq!(c.insert("k".to_string(), 1).unwrap(), None);
+    /// assert_eq!(c.insert("k".to_string(), 2).unwrap(), Some(1));
+    /// ```
+    pub fn insert(&mut self, key: K, value: V) -> Result<Option<V>> {
+        self.set_sized(key, value, Write::default(), 0)
+    }
+
+    /// [`set`](Self::set) with a size that counts against `max_bytes`.
+    ///
+    /// ```
+    /// let o = lapse_cache::Options { max_bytes: Some(10), ..Default::default() };
+    /// let mut c = lapse_cache::TtlCache::with_options(o, 0.0).unwrap();
+    /// c.set_sized("a", (), Default::default(), 6).unwrap();
+    /// c.set_sized("b", (), Default::default(), 6).unwrap(); // evicts "a"
+    /// assert!(!c.contains("a"));
+    /// assert!(c.set_sized("c", (), Default::default(), 11).is_err());
+    /// ```
+    pub fn set_sized(&mut self, key: K, value: V, w: Write, size: u32) -> Result<Option<V>> {
+        self.sync();
+        let h = self.hasher.hash_one(&key);
+        let s = self.slot_h(h, &key);
+        if s.is_some_and(|s| self.live(s) && self.is_hash(s)) {
+            return Err(Error::WrongType { held: "hash", wanted: "plain value" });
+        }
+        let live = s.is_some_and(|s| self.live(s));
+        let ghost = s.is_none() && self.ghosted(h);
+        let r = self.engine.write(s, &w, size, ghost).map_err(native)?;
+        self.reclaim();
+        if ghost {
+            self.ghost.remove(&h);
+        }
+        // Replay first: the slot handed out may be one this write just freed.
+        // A write that ends its key at once (a deadline at now) removes the
+        // old value through the log instead of overwriting it in place.
+        let (mut out, mut old) = self.replay(live.then_some(&key));
+        if let Some(r) = r {
+            match self.item(r) {
+                Item::Plain { value: prev, .. } => {
+                    let prev = std::mem::replace(prev, value);
+                    if live {
+                        old = Some(prev);
+                    } else if self.on_remove.is_some() {
+                        // An expired value the write reused expired; it was
+                        // not replaced, and the callback hears it so.
+                        out.push(Removed { key, field: None, value: prev, reason: Reason::Expired });
+                    }
+                }
+                slot => {
+                    *slot = Item::Plain { key, value };
+                    self.index_slot(h, r);
+                }
+            }
+        }
+        self.notify(out);
+        Ok(old)
+    }
+
+    /// The live value at `key`, restarting its idle window; `None` if
+    /// missing, expired, or a hash (see [`try_get`](Self::try_get) to tell a
+    /// hash apart). Any borrowed form of the key works.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("k".to_string(), 1, lapse_cache::SetOptions { idle: Some(10.0), ..Default::default() }).unwrap();
+    /// c.tick(9.0).unwrap();
+    /// assert_eq!(c.get("k"), Some(&1));
+    /// c.tick(18.0).unwrap();
+    /// assert_eq!(c.get("k"), Some(&1)); // 9 ms idle since the last read
+    /// ```
+    pub fn get<Q>(&mut self, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.sync();
+        let s = self.live_or_miss(key)?;
+        // A hash reads as absent here; the match is the one the value
+        // needs anyway, so plain reads pay nothing for it.
+        if !matches!(self.items[s as usize], Item::Plain { .. }) {
+            self.misses += 1;
+            return None;
+        }
+        self.engine.read(s);
+        self.hits += 1;
+        match &self.items[s as usize] {
+            Item::Plain { value, .. } => Some(value),
+            _ => None,
+        }
+    }
+
+    /// [`get`](Self::get) that reports a hash at `key` as
+    /// [`Error::WrongType`] (Redis's `WRONGTYPE`) instead of `None`.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.hset("h", "f", 1, Default::default()).unwrap();
+    /// assert_eq!(c.get("h"), None);
+    /// assert!(matches!(c.try_get("h"), Err(lapse_cache::Error::WrongType { .. })));
+    /// assert_eq!(c.try_get("nope").unwrap(), None);
+    /// ```
+    pub fn try_get<Q>(&mut self, key: &Q) -> Result<Option<&V>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.sync();
+        if self.live_slot(key).is_some_and(|s| self.is_hash(s)) {
+            return Err(Error::WrongType { held: "hash", wanted: "plain value" });
+        }
+        Ok(self.get(key))
+    }
+
+    /// The live value at `key`, or `value()` written there with the cache's
+    /// default clocks (a missing or expired key; a hash is an error).
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// assert_eq!(*c.get_or_insert_with("k".to_string(), || 1).unwrap(), 1);
+    /// assert_eq!(*c.get_or_insert_with("k".to_string(), || 2).unwrap(), 1);
+    /// ```
+    pub fn get_or_insert_with(&mut self, key: K, value: impl FnOnce() -> V) -> Result<&V> {
+        self.sync();
+        match self.live_slot(&key) {
+            Some(s) if self.is_hash(s) => return Err(Error::WrongType { held: "hash", wanted: "plain value" }),
+            Some(s) => {
+                self.engine.read(s);
+                self.hits += 1;
+            }
+            None => {
+                self.misses += 1;
+                self.set_sized(key.clone(), value(), Write::default(), 0)?;
+            }
+        }
+        // A write into a cache bounded at one byte can evict its own entry.
+        let s = self.live_slot(&key).ok_or(Error::Range { arg: "value", msg: "evicted by its own write".into() })?;
+        match &self.items[s as usize] {
+            Item::Plain { value, .. } => Ok(value),
+            _ => Err(Error::WrongType { held: "hash", wanted: "plain value" }),
+        }
+    }
+
+    /// Removes `key` and returns its live value (`None` if missing or
+    /// expired; a hash is removed whole and returns `None`). The removal
+    /// callback does not see a value handed back here.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("k".to_string(), 1, Default::default()).unwrap();
+    /// assert_eq!(c.remove("k"), Some(1));
+    /// assert_eq!(c.remove("k"), None);
+    /// ```
+    pub fn remove<Q>(&mut self, key: &Q) -> Option<V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.sync();
+        let s = self.slot(key)?;
+        let live = self.live(s);
+        if !live || self.is_hash(s) {
+            self.engine.remove(s, if live { Reason::Deleted } else { Reason::Expired });
+            self.drain();
+            return None;
+        }
+        self.engine.remove(s, Reason::Deleted);
+        let (out, v) = self.replay(Some(key));
+        self.notify(out);
+        v
+    }
+
+    /// The live value at `key` without touching it; `None` for a hash too
+    /// (see [`try_peek`](Self::try_peek)).
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("k", 1, Default::default()).unwrap();
+    /// assert_eq!(c.peek("k"), Some(&1));
+    /// ```
+    pub fn peek<Q>(&self, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.refresh();
+        match &self.items[self.live_slot(key)? as usize] {
+            Item::Plain { value, .. } => Some(value),
+            _ => None,
+        }
+    }
+
+    /// [`peek`](Self::peek) that reports a hash at `key` as
+    /// [`Error::WrongType`].
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::<&str, u8>::new(0.0);
+    /// c.hset("h", "f", 1, Default::default()).unwrap();
+    /// assert!(c.try_peek("h").is_err());
+    /// ```
+    pub fn try_peek<Q>(&self, key: &Q) -> Result<Option<&V>>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.refresh();
+        match self.live_slot(key) {
+            None => Ok(None),
+            Some(s) => match &self.items[s as usize] {
+                Item::Plain { value, .. } => Ok(Some(value)),
+                _ => Err(Error::WrongType { held: "hash", wanted: "plain value" }),
+            },
+        }
+    }
+
+    /// Whether `key` holds a live entry or hash. No touch.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("k", 1, lapse_cache::SetOptions { ttl: Some(1.0), ..Default::default() }).unwrap();
+    /// assert!(c.contains(&"k"));
+    /// c.tick(1.0).unwrap();
+    /// assert!(!c.contains(&"k"));
+    /// ```
+    pub fn contains<Q>(&self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.refresh();
+        self.live_slot(key).is_some()
+    }
+
+    /// Restarts `key`'s idle window; `false` if missing.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::<&str, u8>::new(0.0);
+    /// assert!(!c.touch(&"k"));
+    /// ```
+    pub fn touch<Q>(&mut self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.sync();
+        match self.live_slot(key) {
+            Some(s) => {
+                self.engine.read(s);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Sets the absolute deadline `ms` from now (`ms <= 0` deletes), if `cond`
+    /// holds. Returns whether anything changed.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("k", 1, Default::default()).unwrap();
+    /// assert!(c.expire(&"k", 0.0, None).unwrap());
+    /// assert!(!c.contains(&"k"));
+    /// ```
+    pub fn expire<Q>(&mut self, key: &Q, ms: f64, cond: Option<Cond>) -> Result<bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.sync();
+        let s = self.live_slot(key);
+        let r = self.engine.set_expiry(s, ms, true, cond).map_err(native)?;
+        self.drain();
+        Ok(r)
+    }
+
+    /// Sets the absolute deadline at time `t` (a past time deletes), if `cond`
+    /// holds.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("k", 1, Default::default()).unwrap();
+    /// assert!(c.expire_at(&"k", 50.0, Some(lapse_cache::Cond::Nx)).unwrap());
+    /// assert!(!c.expire_at(&"k", 90.0, Some(lapse_cache::Cond::Lt)).unwrap());
+    /// assert_eq!(c.ttl(&"k"), Some(50.0));
+    /// ```
+    pub fn expire_at<Q>(&mut self, key: &Q, t: f64, cond: Option<Cond>) -> Result<bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.sync();
+        let s = self.live_slot(key);
+        let r = self.engine.set_expiry(s, t, false, cond).map_err(native)?;
+        self.drain();
+        Ok(r)
+    }
+
+    /// Drops both clocks; `true` if the key had one.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("k", 1, lapse_cache::SetOptions { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// assert!(c.persist(&"k"));
+    /// assert_eq!(c.ttl(&"k"), Some(f64::INFINITY));
+    /// ```
+    pub fn persist<Q>(&mut self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.sync();
+        self.live_slot(key).is_some_and(|s| self.engine.persist(s))
+    }
+
+    /// Ms to the earliest deadline (`f64::INFINITY` if none), or `None` if
+    /// missing.
+    ///
+    /// ```
+    /// let c = lapse_cache::TtlCache::<u8, u8>::new(0.0);
+    /// assert_eq!(c.ttl(&1), None);
+    /// ```
+    pub fn ttl<Q>(&self, key: &Q) -> Option<f64>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.refresh();
+        self.live_slot(key).map(|s| self.remaining(s))
+    }
+
+    /// Removes `key` (a plain entry or a whole hash); `true` if it was live.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("k", 1, Default::default()).unwrap();
+    /// assert!(c.delete(&"k"));
+    /// assert!(!c.delete(&"k"));
+    /// ```
+    pub fn delete<Q>(&mut self, key: &Q) -> bool
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.sync();
+        let Some(s) = self.slot(key) else {
+            return false;
+        };
+        let live = self.live(s);
+        self.engine.remove(s, if live { Reason::Deleted } else { Reason::Expired });
+        self.drain();
+        live
+    }
+}

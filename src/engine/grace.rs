@@ -1,0 +1,137 @@
+//! Grace (stale-if-error): expired slots kept for the host's loaders until
+//! their deadline plus grace.
+
+use super::*;
+
+impl Engine {
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    /// Turns grace on with `ms` as the grace of every slot not given its
+    /// own. Called before any slot is written, or on a restored engine
+    /// (whose slots then take `ms`).
+    pub fn set_grace(&mut self, ms: f64) {
+        self.grace = ms;
+        self.enable_grace();
+        self.grace_ms.iter_mut().for_each(|g| *g = ms);
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    fn enable_grace(&mut self) {
+        if !self.grace_on {
+            self.grace_on = true;
+            // (resize, not vec!: the same code as grow's, and no alloc macro in no_std)
+            self.grace_ms.resize(self.times.len(), self.grace);
+            self.hash_graced.resize(self.hashes.len(), 0);
+        }
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    /// Gives live slot `s` its own grace (a `fetch` with `grace`). It keeps
+    /// it through overwrites until the slot is freed.
+    pub fn set_slot_grace(&mut self, s: u32, ms: f64) {
+        self.enable_grace();
+        self.grace_ms[s as usize] = ms;
+    }
+
+    /// Until when the value of expired slot `s` is kept as a fallback: a
+    /// time after now, or 0 if it is live, has no grace left, or belongs to
+    /// a hash whose own deadline passed (a hash's deadline has no grace).
+    pub fn stale_until(&self, s: u32) -> f64 {
+        let i = s as usize;
+        if !self.grace_on || !matches!(self.kind[i], Kind::Plain | Kind::Field) {
+            return 0.0;
+        }
+        if self.kind[i] == Kind::Field && !self.own_live(self.family[i], self.now()) {
+            return 0.0;
+        }
+        let d = self.times[i].deadline();
+        let end = d + self.grace_ms[i].abs();
+        if d > self.now() || end <= self.now() {
+            0.0
+        } else {
+            end
+        }
+    }
+
+    /// Whether slot `i` is in grace (the sign bit of its `grace_ms`).
+    pub(super) fn graced(&self, i: usize) -> bool {
+        self.grace_on && self.grace_ms[i].is_sign_negative()
+    }
+
+    pub(super) fn set_graced(&mut self, i: usize, on: bool) {
+        let g = self.grace_ms[i].abs();
+        self.grace_ms[i] = if on { -g } else { g };
+    }
+
+    /// Keeps expired slot `s` (unscheduled by the caller, or not) in grace
+    /// while it has some left; false when it must go now. The first time
+    /// logs an enter-grace record, so that the host stops counting it.
+    pub(super) fn hold_in_grace(&mut self, s: u32) -> bool {
+        let end = self.stale_until(s);
+        if end == 0.0 {
+            return false;
+        }
+        let i = s as usize;
+        if self.graced(i) && self.wheel.is_scheduled(s) {
+            // Found again by a read: already waiting for its grace to end.
+            return true;
+        }
+        if !self.graced(i) {
+            self.set_graced(i, true);
+            if self.kind[i] == Kind::Plain {
+                self.graced_keys += 1;
+                self.log.extend_from_slice(&[s, LOG_ENTER_GRACE | (Kind::Plain as u32) << 4, NIL]);
+            } else {
+                let h = self.family[i];
+                self.log.extend_from_slice(&[s, LOG_ENTER_GRACE | (Kind::Field as u32) << 4, h]);
+                let hid = self.family[h as usize] as usize;
+                self.hash_graced[hid] += 1;
+                if self.hash_graced[hid] == self.hashes[hid].len {
+                    self.set_graced(h as usize, true);
+                    self.graced_keys += 1;
+                    self.log.extend_from_slice(&[h, LOG_ENTER_GRACE | (Kind::Hash as u32) << 4, NIL]);
+                }
+            }
+        }
+        self.wheel.cancel(s);
+        if end != NEVER {
+            let t = self.tick_of(end);
+            self.wheel.schedule(s, t);
+        }
+        true
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    /// Lazy expiry, found by a read: an expired slot goes, unless it has
+    /// grace left (then it enters grace). An expired hash goes whole; a hash
+    /// whose own deadline holds but whose fields are all expired lets each
+    /// field go or enter grace. Returns the entries removed.
+    pub fn expire_found(&mut self, s: u32) -> u64 {
+        let kind = self.kind[s as usize];
+        match kind {
+            // All its fields wait out their grace already: nothing to walk.
+            Kind::Hash if self.graced(s as usize) => 0,
+            Kind::Hash if self.grace_on && self.own_live(s, self.now()) => {
+                // Removing a field leaves its siblings' links intact; the last
+                // one, which takes the hash, has no next.
+                let mut n = 0;
+                let mut f = self.hashes[self.family[s as usize] as usize].head;
+                while f != NIL {
+                    let next = self.policy.links().next(f);
+                    if !self.own_live(f, self.now()) && !self.hold_in_grace(f) {
+                        n += self.remove(f, Reason::Expired);
+                    }
+                    f = next;
+                }
+                n
+            }
+            Kind::Plain | Kind::Field if self.hold_in_grace(s) => 0,
+            _ => self.remove(s, Reason::Expired),
+        }
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    /// Slots in grace that are top-level keys (not counted in `size`).
+    pub fn graced_keys(&self) -> u64 {
+        self.graced_keys
+    }
+}

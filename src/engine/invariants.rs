@@ -1,0 +1,130 @@
+//! The engine's invariant checker (tests and fuzzers).
+
+use super::*;
+
+impl Engine {
+    /// Checks every count and link the engine keeps against a recount from
+    /// scratch: entries, keys and bytes; the free list; each hash's field
+    /// list and weight; the eviction queues (exactly the keys); the wheel
+    /// (every live slot with a finite deadline, nothing else). O(slots): for
+    /// tests and fuzzing, after every step.
+    #[cfg(any(debug_assertions, feature = "invariants"))]
+    pub fn check_invariants(&self) -> core::result::Result<(), alloc::string::String> {
+        let n = self.kind.len();
+        if self.times.len() != n || self.weight.len() != n || self.family.len() != n || self.high as usize > n {
+            return Err("column lengths disagree".into());
+        }
+        let mut free = alloc::vec![false; n];
+        for &s in &self.free {
+            let i = s as usize;
+            if s >= self.high || self.kind[i] != Kind::Free || core::mem::replace(&mut free[i], true) {
+                return Err(format!("free list holds slot {s} ({:?})", self.kind.get(i)));
+            }
+        }
+        let mut hid_used = alloc::vec![false; self.hashes.len()];
+        let (mut plain, mut hashes, mut fields, mut bytes, mut scheduled) = (0u64, 0u64, 0u64, 0u64, 0usize);
+        #[allow(clippy::needless_range_loop)] // one index into six columns
+        for i in 0..n {
+            let s = i as u32;
+            let k = self.kind[i];
+            let in_wheel = self.wheel.is_scheduled(s);
+            scheduled += usize::from(in_wheel);
+            match k {
+                Kind::Free => {
+                    if s < self.high && !free[i] {
+                        return Err(format!("free slot {s} is not in the free list"));
+                    }
+                    if in_wheel || self.weight[i] != 0 || self.times[i] != Times::EMPTY {
+                        return Err(format!(
+                            "free slot {s} keeps state: wheel {in_wheel}, weight {}, {:?}",
+                            self.weight[i], self.times[i]
+                        ));
+                    }
+                    continue;
+                }
+                Kind::Reserved => {
+                    if in_wheel {
+                        return Err(format!("reserved slot {s} is in the wheel"));
+                    }
+                    continue;
+                }
+                Kind::Plain => {
+                    plain += 1;
+                    bytes += u64::from(self.weight[i]);
+                }
+                Kind::Field => {
+                    fields += 1;
+                    bytes += u64::from(self.weight[i]);
+                    let h = self.family[i] as usize;
+                    if self.kind.get(h) != Some(&Kind::Hash) {
+                        return Err(format!("field {s} has no hash"));
+                    }
+                }
+                Kind::Hash => {
+                    hashes += 1;
+                    let hid = self.family[i] as usize;
+                    if hid >= self.hashes.len() || core::mem::replace(&mut hid_used[hid], true) {
+                        return Err(format!("hash {s} has a bad or shared field list {hid}"));
+                    }
+                    let list = self.hashes[hid];
+                    let (mut f, mut count, mut w, mut prev) = (list.head, 0u32, 0u64, NIL);
+                    while f != NIL {
+                        let j = f as usize;
+                        if self.kind[j] != Kind::Field || self.family[j] != s || self.policy.links().prev(f) != prev {
+                            return Err(format!("hash {s} lists slot {f}, not its field"));
+                        }
+                        count += 1;
+                        if count > list.len {
+                            return Err(format!("hash {s}: field list longer than {}", list.len));
+                        }
+                        w += u64::from(self.weight[j]);
+                        prev = f;
+                        f = self.policy.links().next(f);
+                    }
+                    if count != list.len || list.tail != prev || count == 0 {
+                        return Err(format!("hash {s}: {count} fields linked, length {}", list.len));
+                    }
+                    if w != u64::from(self.weight[i]) {
+                        return Err(format!("hash {s}: weight {} but fields weigh {w}", self.weight[i]));
+                    }
+                }
+            }
+            if self.times[i].deadline() != NEVER && !in_wheel {
+                return Err(format!("{k:?} slot {s} has a finite deadline but is not in the wheel"));
+            }
+        }
+        let fields_listed: u64 =
+            self.hashes.iter().enumerate().filter(|(h, _)| hid_used[*h]).map(|(_, l)| u64::from(l.len)).sum();
+        if fields_listed != fields {
+            return Err(format!("{fields} field slots, {fields_listed} listed by hashes"));
+        }
+        for &hid in &self.hash_free {
+            let h = hid as usize;
+            if h >= self.hashes.len() || hid_used[h] || !self.hashes[h].is_empty() {
+                return Err(format!("free field list {hid} is in use"));
+            }
+        }
+        if (self.entries, self.keys, self.bytes) != (plain + fields, plain + hashes, bytes) {
+            return Err(format!(
+                "counts (entries, keys, bytes) = {:?}, recounted {:?}",
+                (self.entries, self.keys, self.bytes),
+                (plain + fields, plain + hashes, bytes)
+            ));
+        }
+        if self.wheel.len() != scheduled {
+            return Err(format!("wheel length {} but {scheduled} slots scheduled", self.wheel.len()));
+        }
+        let mut queued = self.policy.check()?;
+        queued.sort_unstable();
+        let mut keyed: Vec<u32> =
+            (0..n as u32).filter(|&s| matches!(self.kind[s as usize], Kind::Plain | Kind::Hash)).collect();
+        keyed.sort_unstable();
+        if queued != keyed {
+            return Err(format!("eviction queues hold {queued:?}, keys are {keyed:?}"));
+        }
+        if self.entries > self.max_entries || self.bytes > self.max_bytes {
+            return Err(format!("over the bounds: {} entries, {} bytes", self.entries, self.bytes));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,429 @@
+//! The entry store: per-slot deadlines, the expiry wheel, eviction order,
+//! capacity accounting and a log of removals.
+//!
+//! The engine knows slots, not keys or values. Hosts (the native
+//! [`TtlCache`](crate::TtlCache) and the JS binding) keep their own key index
+//! and values and replay the removal log after each call. That split is what
+//! lets the JS side answer `get` from a JS `Map` and shared typed-array views
+//! of the `times` and `freq` columns, without crossing into wasm.
+
+use crate::clock::{deadline, finite_time, lifetime, Clock, NEVER};
+use crate::error::{cat, uint, Error, Result};
+use crate::list::{List, NIL};
+use crate::policy::Policy;
+use crate::wheel::{Pop, Wheel};
+use alloc::collections::TryReserveError;
+use alloc::{format, vec::Vec};
+
+mod grace;
+mod hashes;
+#[cfg(any(debug_assertions, feature = "invariants"))]
+mod invariants;
+mod remove;
+mod room;
+mod sweep;
+#[cfg(test)]
+mod tests;
+mod write;
+
+// The wasm binding names the value types through `engine::`.
+pub use crate::types::{Cond, Counters, Options, Reason, Write};
+
+/// The clocks of one slot. `#[repr(C)]` because JS reads them through a
+/// `Float64Array` as `[abs, last, idle]` triples.
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(C)]
+pub(crate) struct Times {
+    /// Absolute deadline, or `NEVER`.
+    pub abs: f64,
+    /// Last access (write, `get`, `touch`).
+    pub last: f64,
+    /// Idle window, or `NEVER`.
+    pub idle: f64,
+}
+
+impl Times {
+    const EMPTY: Times = Times { abs: NEVER, last: 0.0, idle: NEVER };
+
+    pub fn deadline(&self) -> f64 {
+        self.abs.min(self.last + self.idle)
+    }
+}
+
+/// Resolved clocks for a write.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct WriteClocks {
+    pub abs: f64,
+    pub idle: f64,
+}
+
+impl WriteClocks {
+    pub const NONE: WriteClocks = WriteClocks { abs: NEVER, idle: NEVER };
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub(crate) enum Kind {
+    Free = 0,
+    Plain = 1,
+    Hash = 2,
+    Field = 3,
+    /// Handed to the host for a batched insert (see `reserve`), not yet live.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    Reserved = 4,
+}
+
+/// Bits of a log record's flags word.
+pub(crate) const LOG_GHOST: u32 = 1 << 7;
+/// The record's slot had been in grace (see `Engine::set_grace`): the host
+/// stopped counting it when it entered, so it must not uncount it again.
+pub(crate) const LOG_GRACED: u32 = 1 << 8;
+/// Reason code of a record that is not a removal: the slot's deadline passed
+/// and it now waits out its grace, its value kept for the host's loaders.
+pub(crate) const LOG_ENTER_GRACE: u32 = 5;
+
+pub(crate) struct Engine {
+    ttl: f64,
+    idle: f64,
+    max_entries: u64,
+    max_bytes: u64,
+    budget: u64,
+    clock: Clock,
+    origin: f64,
+    pub times: Vec<Times>,
+    kind: Vec<Kind>,
+    weight: Vec<u32>,
+    /// Field: its hash's slot. Hash: index into `hashes`. Plain: `NIL`.
+    family: Vec<u32>,
+    hashes: Vec<List>,
+    hash_free: Vec<u32>,
+    wheel: Wheel,
+    pub policy: Policy,
+    /// Slots freed since they were first handed out; slots at `high` and
+    /// above have never been used, so they need no entry here.
+    free: Vec<u32>,
+    high: u32,
+    /// Plain entries + hash fields.
+    entries: u64,
+    /// Top-level keys: plain entries + hashes.
+    keys: u64,
+    bytes: u64,
+    /// Removal records, three words each: slot, flags (reason | kind << 4 |
+    /// ghost | graced), parent slot or `NIL`.
+    pub log: Vec<u32>,
+    pub counters: Counters,
+    /// Stale-if-error (the JS `grace` option): once on, `grace_ms` holds each
+    /// slot's grace, and its sign bit whether the slot is in grace (past its
+    /// deadline, kept until `deadline + grace`; a hash is in grace when all
+    /// its fields are). One column, not two: it stays empty in a cache that
+    /// never uses grace, so such a cache pays nothing per entry.
+    grace_on: bool,
+    grace: f64,
+    grace_ms: Vec<f64>,
+    /// Fields in grace, per hash list (indexed like `hashes`).
+    hash_graced: Vec<u32>,
+    /// Top-level keys in grace (plain entries and hashes).
+    graced_keys: u64,
+}
+
+fn sat(v: Option<u64>) -> u64 {
+    v.unwrap_or(u64::MAX)
+}
+
+impl Engine {
+    pub fn new(opts: &Options, now: f64) -> Result<Engine> {
+        opts.validate()?;
+        let clock = Clock::new(now)?;
+        let e = Engine {
+            ttl: opts.ttl.unwrap_or(NEVER),
+            idle: opts.idle.unwrap_or(NEVER),
+            max_entries: sat(opts.max_entries),
+            max_bytes: sat(opts.max_bytes),
+            budget: sat(opts.sweep_budget),
+            clock,
+            origin: now,
+            times: Vec::new(),
+            kind: Vec::new(),
+            weight: Vec::new(),
+            family: Vec::new(),
+            hashes: Vec::new(),
+            hash_free: Vec::new(),
+            wheel: Wheel::default(),
+            policy: Policy::default(),
+            free: Vec::new(),
+            high: 0,
+            entries: 0,
+            keys: 0,
+            bytes: 0,
+            log: Vec::new(),
+            counters: Counters::default(),
+            grace_on: false,
+            grace: 0.0,
+            grace_ms: Vec::new(),
+            hash_graced: Vec::new(),
+            graced_keys: 0,
+        };
+        // No columns up front, even for a bounded cache: they grow as entries
+        // arrive (doubling, so filling costs amortized O(1) per entry), and a
+        // cache that holds a few entries costs a few entries' memory.
+        Ok(e)
+    }
+
+    pub fn options(&self) -> Options {
+        let opt = |v: u64| (v != u64::MAX).then_some(v);
+        let lim = |v: f64| (v != NEVER).then_some(v);
+        Options {
+            ttl: lim(self.ttl),
+            idle: lim(self.idle),
+            max_entries: opt(self.max_entries),
+            max_bytes: opt(self.max_bytes),
+            sweep_budget: opt(self.budget),
+        }
+    }
+
+    pub fn now(&self) -> f64 {
+        self.clock.now()
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.times.len()
+    }
+
+    pub fn keys(&self) -> u64 {
+        self.keys
+    }
+
+    pub fn entries(&self) -> u64 {
+        self.entries
+    }
+
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    pub fn scheduled(&self) -> usize {
+        self.wheel.len()
+    }
+
+    pub fn small_len(&self) -> u32 {
+        self.policy.small_len()
+    }
+
+    pub fn memory(&self) -> usize {
+        self.times.capacity() * core::mem::size_of::<Times>()
+            + self.kind.capacity()
+            + self.weight.capacity() * 4
+            + self.family.capacity() * 4
+            + self.hashes.capacity() * core::mem::size_of::<List>()
+            + self.wheel.memory()
+            + self.policy.memory()
+            + self.free.capacity() * 4
+            + self.log.capacity() * 4
+            + self.grace_ms.capacity() * 8
+            + self.hash_graced.capacity() * 4
+    }
+
+    // ---- time -------------------------------------------------------------
+
+    /// The wheel tick of time `t`: whole milliseconds since the origin while
+    /// that fits in 2^53, then the order of the f64 bit patterns (coarser, but
+    /// never saturating). The same monotone map serves deadlines and the clock,
+    /// so `d <= now` implies `tick(d) <= tick(now)`: a sweep at `now` reaches
+    /// every expired slot, for any finite times, however far apart.
+    fn tick_of(&self, t: f64) -> u64 {
+        const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+                                                    // Rounding of the subtraction is monotone in `t`, which is all we need.
+        let x = t - self.origin;
+        if x < EXACT {
+            if x <= 0.0 {
+                0
+            } else {
+                x as u64 // truncation: floor for x >= 0
+            }
+        } else {
+            // Positive f64 bit patterns order like the values; +Infinity (an
+            // overflowed subtraction) is the largest.
+            (1u64 << 53) + (x.to_bits() - EXACT.to_bits())
+        }
+    }
+
+    /// Moves the clock (an earlier `now` is ignored), sweeping nothing.
+    pub fn advance(&mut self, now: f64) -> Result<()> {
+        self.clock.advance(now)
+    }
+
+    /// [`advance`](Self::advance) for a time already known to be finite
+    /// (the JS binding's clock cell): no error path to carry.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    pub fn catch_up(&mut self, now: f64) {
+        if now > self.clock.now() && now < NEVER {
+            // Finite and later: cannot fail.
+            let _ = self.clock.advance(now);
+        }
+    }
+
+    /// A time at or before the earliest deadline held (`NEVER` if none).
+    /// A coarse bucket gives the first time in its span, where a tick
+    /// splits it; the earliest fine (one-tick) bucket gives its slots' exact
+    /// earliest deadline, so a host that ticks at the answer always makes
+    /// progress (a bucket split, or an entry removed), whatever the
+    /// deadlines' fractions, and never ticks past a deadline.
+    pub fn next_expiry(&self) -> f64 {
+        let (coarse, fine) = self.wheel.earliest();
+        let mut best = coarse.map_or(NEVER, |t| self.time_of_tick(t));
+        let mut s = fine.unwrap_or(NIL);
+        while s != NIL {
+            best = best.min(self.times[s as usize].deadline());
+            s = self.wheel.next_linked(s);
+        }
+        best
+    }
+
+    /// The earliest time whose tick is at least `t` (`NEVER` if no finite
+    /// time reaches it): a binary search over the f64 order, as `tick_of`
+    /// is monotone in it but `origin + t` may round either way.
+    fn time_of_tick(&self, t: u64) -> f64 {
+        // Finite f64s in order as u64 keys: negatives flipped below positives.
+        let key = |x: f64| {
+            let b = x.to_bits();
+            if b >> 63 == 1 {
+                !b
+            } else {
+                b | 1 << 63
+            }
+        };
+        let time = |k: u64| f64::from_bits(if k >> 63 == 1 { k & !(1 << 63) } else { !k });
+        let (mut lo, mut hi) = (key(-f64::MAX), key(f64::MAX));
+        if self.tick_of(f64::MAX) < t {
+            return NEVER;
+        }
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.tick_of(time(mid)) >= t {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        time(lo) + 0.0 // -0 as 0
+    }
+
+    // ---- reads ------------------------------------------------------------
+
+    pub fn kind(&self, s: u32) -> Kind {
+        self.kind[s as usize]
+    }
+
+    pub fn parent(&self, s: u32) -> u32 {
+        self.family[s as usize]
+    }
+
+    fn own_live(&self, s: u32, now: f64) -> bool {
+        self.times[s as usize].deadline() > now
+    }
+
+    /// Live: its own deadline is in the future; for a field, its hash's too;
+    /// for a hash, at least one field's too (the key goes with its last
+    /// field, swept or not). That scan stops at the first live field.
+    pub fn is_live(&self, s: u32) -> bool {
+        self.is_live_at(s, self.now())
+    }
+
+    /// [`is_live`](Self::is_live) at a time at or after the clock's (a
+    /// followed source's reading the engine has not been moved to yet).
+    pub fn is_live_at(&self, s: u32, now: f64) -> bool {
+        match self.kind[s as usize] {
+            Kind::Free | Kind::Reserved => false,
+            Kind::Field => self.own_live(s, now) && self.own_live(self.family[s as usize], now),
+            Kind::Hash => self.own_live(s, now) && self.fields(s).any(|f| self.own_live(f, now)),
+            Kind::Plain => self.own_live(s, now),
+        }
+    }
+
+    /// A read that restarts idle windows (`get`, `hget`, `touch`): the field's
+    /// and its hash's. No wheel work: a moved deadline is found when its old
+    /// wheel slot fires.
+    pub fn read(&mut self, s: u32) {
+        let now = self.now();
+        self.times[s as usize].last = now;
+        if self.kind[s as usize] == Kind::Field {
+            let h = self.family[s as usize];
+            self.times[h as usize].last = now;
+            self.policy.hit(h);
+        } else {
+            self.policy.hit(s);
+        }
+    }
+
+    /// Time left to the earliest deadline at `now`; for a field, its hash's
+    /// counts too.
+    pub fn ttl_at(&self, s: u32, now: f64) -> f64 {
+        let mut d = self.times[s as usize].deadline();
+        if self.kind[s as usize] == Kind::Field {
+            d = d.min(self.times[self.family[s as usize] as usize].deadline());
+        }
+        if d == NEVER {
+            NEVER
+        } else {
+            d - now
+        }
+    }
+
+    /// A slot's clocks (snapshots).
+    pub fn times(&self, s: u32) -> Times {
+        self.times[s as usize]
+    }
+
+    /// A slot's recorded size (snapshots).
+    pub fn weight(&self, s: u32) -> u32 {
+        self.weight[s as usize]
+    }
+
+    /// Slots in use, in slot order (snapshots).
+    #[cfg_attr(target_arch = "wasm32", allow(dead_code))] // used by the native TtlCache
+    pub fn occupied(&self) -> impl Iterator<Item = u32> + '_ {
+        (0..self.kind.len() as u32).filter(move |&s| !matches!(self.kind[s as usize], Kind::Free | Kind::Reserved))
+    }
+
+    /// Sets `maxEntries` without preallocating for it: a restored engine
+    /// grows as its entries arrive (a snapshot's bound is data, and a tiny
+    /// hostile snapshot must not reserve a million slots).
+    pub fn set_max_entries(&mut self, v: Option<u64>) {
+        self.max_entries = sat(v);
+    }
+
+    /// Adds a slot with exact clocks, for restoring a snapshot: a `Plain` or
+    /// `Hash` key (`parent` ignored) or a `Field` of hash slot `parent`. No
+    /// eviction, no counters; keys go to the main queue in the order given.
+    /// The caller has validated the clocks are live and the bounds hold.
+    pub fn restore_slot(&mut self, kind: Kind, parent: u32, t: Times, weight: u32) -> u32 {
+        let s = self.alloc(kind);
+        let i = s as usize;
+        self.weight[i] = weight;
+        self.family[i] = NIL;
+        match kind {
+            Kind::Field => {
+                self.family[i] = parent;
+                let hid = self.family[parent as usize] as usize;
+                self.policy.links_mut().push_front(&mut self.hashes[hid], s);
+                self.weight[parent as usize] += weight;
+                self.entries += 1;
+            }
+            Kind::Hash => {
+                let hid = self.new_hash_list();
+                self.family[i] = hid;
+                self.keys += 1;
+                self.policy.insert(s, true);
+            }
+            _ => {
+                self.entries += 1;
+                self.keys += 1;
+                self.policy.insert(s, true);
+            }
+        }
+        self.bytes += u64::from(weight);
+        self.times[i] = t;
+        self.schedule(s);
+        s
+    }
+}

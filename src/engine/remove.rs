@@ -1,0 +1,142 @@
+//! Removal: the removal log, counters, freeing slots, `clear`.
+
+use super::*;
+
+impl Engine {
+    /// Logs the removal of slot `s` and returns the reason logged: a value
+    /// in grace had expired already and leaves as such, flagged
+    /// `LOG_GRACED` (the host stopped counting it when it entered).
+    fn log(&mut self, s: u32, reason: Reason, kind: Kind, parent: u32) -> Reason {
+        let (reason, bit) = if self.leave_grace(s, kind) { (Reason::Expired, LOG_GRACED) } else { (reason, 0) };
+        self.log.extend_from_slice(&[s, reason as u32 | (kind as u32) << 4 | bit, parent]);
+        reason
+    }
+
+    /// Whether slot `s` is in grace; if so, takes it out of the grace counts
+    /// (it is being removed).
+    fn leave_grace(&mut self, s: u32, kind: Kind) -> bool {
+        let i = s as usize;
+        if !self.graced(i) {
+            return false;
+        }
+        self.set_graced(i, false);
+        if kind == Kind::Field {
+            let hid = self.family[self.family[i] as usize] as usize;
+            self.hash_graced[hid] -= 1;
+        } else {
+            self.graced_keys -= 1;
+        }
+        true
+    }
+
+    fn count(&mut self, reason: Reason, n: u64) {
+        match reason {
+            Reason::Expired => self.counters.expired += n,
+            Reason::Evicted => self.counters.evicted += n,
+            Reason::Deleted => self.counters.deleted += n,
+            Reason::Replaced | Reason::Cleared => {}
+        }
+    }
+
+    fn release(&mut self, s: u32) {
+        let i = s as usize;
+        debug_assert!(!matches!(self.kind[i], Kind::Free), "slot {s} released twice");
+        self.wheel.cancel(s);
+        self.times[i] = Times::EMPTY;
+        self.kind[i] = Kind::Free;
+        self.weight[i] = 0;
+        self.family[i] = NIL;
+        if self.grace_on {
+            self.grace_ms[i] = self.grace;
+        }
+        self.free.push(s);
+    }
+
+    /// Removes a slot and everything it owns, logging each record. Returns
+    /// the number of entries (plain entries and fields) removed.
+    pub fn remove(&mut self, s: u32, reason: Reason) -> u64 {
+        let i = s as usize;
+        match self.kind[i] {
+            Kind::Free | Kind::Reserved => 0,
+            Kind::Plain => {
+                self.policy.remove(s);
+                let reason = self.log(s, reason, Kind::Plain, NIL);
+                self.bytes -= u64::from(self.weight[i]);
+                self.entries -= 1;
+                self.keys -= 1;
+                self.release(s);
+                self.count(reason, 1);
+                1
+            }
+            Kind::Hash => {
+                let hid = self.family[i] as usize;
+                let mut n = 0;
+                while self.hashes[hid].len > 1 {
+                    let f = self.hashes[hid].head;
+                    n += self.remove(f, reason);
+                }
+                // The last field takes the key with it.
+                let f = self.hashes[hid].head;
+                n + self.remove(f, reason)
+            }
+            Kind::Field => {
+                let h = self.family[i];
+                let hid = self.family[h as usize] as usize;
+                self.policy.links_mut().unlink(&mut self.hashes[hid], s);
+                let w = self.weight[i];
+                self.weight[h as usize] -= w;
+                self.bytes -= u64::from(w);
+                self.entries -= 1;
+                let field_reason = self.log(s, reason, Kind::Field, h);
+                self.release(s);
+                self.count(field_reason, 1);
+                if self.hashes[hid].is_empty() {
+                    self.policy.remove(h);
+                    self.log(h, reason, Kind::Hash, NIL);
+                    self.hash_free.push(hid as u32);
+                    self.keys -= 1;
+                    self.release(h);
+                } else if self.grace_on && !self.graced(h as usize) && self.hash_graced[hid] == self.hashes[hid].len {
+                    // Its last field not in grace went: the key is in grace now.
+                    self.set_graced(h as usize, true);
+                    self.graced_keys += 1;
+                    self.log.extend_from_slice(&[h, LOG_ENTER_GRACE | (Kind::Hash as u32) << 4, NIL]);
+                }
+                1
+            }
+        }
+    }
+
+    /// Removes everything, logging fields before their hashes. O(live
+    /// entries): it visits the keys through the eviction queues and the
+    /// fields through their hashes, never the slots once used and freed.
+    /// Slots reserved by the host stay reserved.
+    pub fn clear(&mut self) {
+        // Queue order, each hash's fields just before it. (No sort: the
+        // order of "cleared" removals is unspecified, and a sort costs wasm.)
+        for k in self.policy.slots() {
+            if self.kind[k as usize] == Kind::Hash {
+                let hid = self.family[k as usize] as usize;
+                while let Some(f) = self.policy.links_mut().pop_front(&mut self.hashes[hid]) {
+                    self.log(f, Reason::Cleared, Kind::Field, k);
+                    self.release(f);
+                }
+                self.log(k, Reason::Cleared, Kind::Hash, NIL);
+            } else {
+                self.log(k, Reason::Cleared, Kind::Plain, NIL);
+            }
+            self.policy.remove(k);
+            self.release(k);
+        }
+        self.hashes.clear();
+        self.hash_free.clear();
+        debug_assert_eq!(self.wheel.len(), 0, "every scheduled slot was live");
+        let cur = self.tick_of(self.now());
+        self.wheel.reset_cursor(cur);
+        self.hash_graced.clear();
+        self.graced_keys = 0;
+        self.entries = 0;
+        self.keys = 0;
+        self.bytes = 0;
+    }
+}

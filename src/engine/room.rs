@@ -1,0 +1,182 @@
+//! Capacity: whether a write fits, eviction to make room, slot allocation
+//! and column growth.
+
+use super::*;
+
+impl Engine {
+    pub(super) fn over(&self, extra_entries: u64, extra_bytes: u64) -> bool {
+        self.entries.saturating_add(extra_entries) > self.max_entries
+            || self.bytes.saturating_add(extra_bytes) > self.max_bytes
+    }
+
+    /// Fails if `weight` can never fit, whatever is evicted. `within` is the
+    /// hash a field goes into: it is never evicted for its own field, so its
+    /// other live fields count against the bounds. Its expired fields do not:
+    /// `make_room` sweeps them before it evicts anything.
+    pub fn check_fits(&self, weight: u32, within: Option<u32>, replacing: Option<u32>) -> Result<()> {
+        let (e, b) = self.needs(weight, within, replacing, false);
+        // The quick count includes unswept dead fields; only when it fails do
+        // we pay for the exact one (bounded by this hash's fields, and then
+        // the write that succeeds sweeps them).
+        let (e, b) = if e > self.max_entries || b > self.max_bytes {
+            self.needs(weight, within, replacing, true)
+        } else {
+            (e, b)
+        };
+        if b > self.max_bytes {
+            return Err(Error::range(
+                "sizeOf",
+                cat(&["size ", &uint(weight.into()), " can never fit in maxBytes ", &uint(self.max_bytes)]),
+            ));
+        }
+        if e > self.max_entries {
+            return Err(Error::range(
+                "field",
+                cat(&["the hash would hold more fields than maxEntries ", &uint(self.max_entries)]),
+            ));
+        }
+        Ok(())
+    }
+
+    /// Entries and bytes a write needs with nothing else left: the new value,
+    /// plus (for a field) its hash's other fields, all of them or (`exact`)
+    /// only the live ones.
+    fn needs(&self, weight: u32, within: Option<u32>, replacing: Option<u32>, exact: bool) -> (u64, u64) {
+        let (mut e, mut b) = (u64::from(replacing.is_none()), u64::from(weight));
+        if let Some(h) = within {
+            if exact {
+                e = 1; // the field written, new or not
+                let mut f = self.hashes[self.family[h as usize] as usize].head;
+                while f != NIL {
+                    if Some(f) != replacing && self.times[f as usize].deadline() > self.now() {
+                        e += 1;
+                        b += u64::from(self.weight[f as usize]);
+                    }
+                    f = self.policy.links().next(f);
+                }
+            } else {
+                let old = replacing.map_or(0, |s| u64::from(self.weight[s as usize]));
+                e += u64::from(self.field_count(h));
+                b += u64::from(self.weight[h as usize]) - old;
+            }
+        }
+        (e, b)
+    }
+
+    /// Makes room for `entries`/`bytes` more: expired entries first, then
+    /// live ones in eviction order, never `keep`.
+    pub(super) fn make_room(&mut self, entries: u64, bytes: u64, keep: Option<u32>) {
+        if !self.over(entries, bytes) {
+            return;
+        }
+        self.sweep(u64::MAX, Some((entries, bytes)));
+        // The hash a field goes into is never evicted for it, and a field
+        // that died within the clock's current millisecond may not be due in
+        // the wheel yet: its dead fields go here, so the bound `check_fits`
+        // promised holds.
+        if let Some(h) = keep.filter(|&h| self.kind[h as usize] == Kind::Hash && self.over(entries, bytes)) {
+            self.drop_dead_fields(h, false);
+        }
+        while self.over(entries, bytes) {
+            let Some(v) = self.policy.evict(keep) else {
+                break;
+            };
+            let reason = if self.own_live(v.slot, self.now()) { Reason::Evicted } else { Reason::Expired };
+            let start = self.log.len();
+            self.remove(v.slot, reason);
+            if v.ghost && reason == Reason::Evicted {
+                // The key's own record is the last one `remove` wrote.
+                let last = self.log.len() - 3;
+                debug_assert!(last >= start);
+                self.log[last + 1] |= LOG_GHOST;
+            }
+        }
+    }
+
+    pub(super) fn alloc(&mut self, kind: Kind) -> u32 {
+        let s = match self.free.pop() {
+            Some(s) => s,
+            None => {
+                if self.high as usize == self.times.len() {
+                    self.grow((self.times.len() * 2).max(64));
+                }
+                // Low slots first, so the host's slot-indexed arrays stay dense.
+                self.high += 1;
+                self.high - 1
+            }
+        };
+        debug_assert_eq!(self.kind[s as usize], Kind::Free, "slot {} handed out twice", s);
+        self.kind[s as usize] = kind;
+        s
+    }
+
+    /// An empty field list for a new hash, reusing a freed one.
+    pub(super) fn new_hash_list(&mut self) -> u32 {
+        let hid = self.hash_free.pop().unwrap_or_else(|| {
+            self.hashes.push(List::default());
+            self.hashes.len() as u32 - 1
+        });
+        if self.grace_on {
+            self.hash_graced.resize(self.hashes.len(), 0);
+            self.hash_graced[hid as usize] = 0;
+        }
+        hid
+    }
+
+    fn grow(&mut self, cap: usize) {
+        self.times.resize(cap, Times::EMPTY);
+        if self.grace_on {
+            self.grace_ms.resize(cap, self.grace);
+        }
+        self.kind.resize(cap, Kind::Free);
+        self.weight.resize(cap, 0);
+        self.family.resize(cap, NIL);
+        self.wheel.grow(cap);
+        self.policy.grow(cap);
+    }
+
+    /// Makes room, fallibly, for a call that takes up to `slots` new slots and
+    /// removes up to `removals`: afterwards it allocates nothing (the columns,
+    /// the free list, the hash lists and the removal log all have capacity).
+    /// In wasm a failed allocation aborts the instance, so the binding calls
+    /// this before every mutating call; on `Err` nothing has changed.
+    ///
+    /// `step` is the smallest growth, in slots (columns then double).
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    pub fn try_room(
+        &mut self,
+        slots: usize,
+        removals: usize,
+        step: usize,
+    ) -> core::result::Result<(), TryReserveError> {
+        let len = self.times.len();
+        let need = self.high as usize + slots;
+        if need > len {
+            let extra = need.max(len * 2).max(step) - len;
+            self.times.try_reserve_exact(extra)?;
+            self.kind.try_reserve_exact(extra)?;
+            self.weight.try_reserve_exact(extra)?;
+            self.family.try_reserve_exact(extra)?;
+            self.wheel.try_reserve(extra)?;
+            self.policy.try_reserve(extra)?;
+            self.grow(len + extra);
+        }
+        // Each slot is freed at most once per call, and a hash's list at most
+        // once; capacity is kept, so this allocates only as the cache grows.
+        let cap = self.times.len();
+        self.free.try_reserve(cap - self.free.len())?;
+        self.hashes.try_reserve(slots)?;
+        self.hash_free.try_reserve(self.hashes.len() + slots - self.hash_free.len())?;
+        if slots > 0 {
+            self.wheel.try_reserve(0)?;
+        }
+        self.log.try_reserve(3 * removals)?;
+        Ok(())
+    }
+
+    /// Slots in use (live, dead unswept, or reserved for the host).
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    pub fn used(&self) -> usize {
+        self.high as usize - self.free.len()
+    }
+}

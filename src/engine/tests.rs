@@ -1,0 +1,251 @@
+use super::*;
+
+fn engine(opts: Options) -> Engine {
+    Engine::new(&opts, 0.0).unwrap()
+}
+
+fn plain(e: &mut Engine, ttl: f64, idle: f64) -> u32 {
+    let c = e.resolve(&Write { ttl: Some(ttl), idle: Some(idle), ..Default::default() }).unwrap();
+    e.insert(Kind::Plain, c, 0, false)
+}
+
+#[test]
+fn deadline_is_the_earlier_of_the_two_clocks() {
+    let mut e = engine(Options::default());
+    let s = plain(&mut e, 100.0, 30.0);
+    assert_eq!(e.ttl_at(s, e.now()), 30.0);
+    e.advance(20.0).unwrap();
+    e.read(s);
+    assert_eq!(e.ttl_at(s, e.now()), 30.0);
+    e.advance(80.0).unwrap();
+    e.read(s);
+    assert_eq!(e.ttl_at(s, e.now()), 20.0, "absolute deadline caps the idle window");
+    e.advance(100.0).unwrap();
+    assert!(!e.is_live(s));
+}
+
+#[test]
+fn tick_respects_the_budget_and_resumes() {
+    let mut e = engine(Options { sweep_budget: Some(10), ..Default::default() });
+    for _ in 0..25 {
+        plain(&mut e, 5.0, NEVER);
+    }
+    assert_eq!(e.tick(10.0).unwrap(), 10);
+    assert_eq!(e.tick(10.0).unwrap(), 10);
+    assert_eq!(e.tick(10.0).unwrap(), 5);
+    assert_eq!(e.tick(10.0).unwrap(), 0);
+    assert_eq!(e.keys(), 0);
+    assert_eq!(e.log.len(), 25 * 3);
+}
+
+#[test]
+fn idle_reads_reschedule_lazily() {
+    let mut e = engine(Options::default());
+    let s = plain(&mut e, NEVER, 10.0);
+    for t in 1..=50 {
+        e.advance(t as f64 * 5.0).unwrap();
+        e.read(s);
+        e.tick(t as f64 * 5.0).unwrap();
+        assert!(e.is_live(s));
+    }
+    assert!(e.counters.rescheduled > 0);
+    e.tick(260.0).unwrap();
+    assert_eq!(e.keys(), 0);
+}
+
+#[test]
+fn ticks_do_no_work_for_live_entries() {
+    // 100k entries due in a day; a thousand ticks across the first
+    // minute touch none of them: no pops, no cascades, no rescans.
+    let mut e = engine(Options::default());
+    for i in 0..100_000 {
+        plain(&mut e, 86_400_000.0 + f64::from(i), NEVER);
+    }
+    for t in 1..=1000 {
+        assert_eq!(e.tick(f64::from(t) * 60.0).unwrap(), 0);
+    }
+    assert_eq!(e.counters.cascaded + e.counters.rescheduled, 0);
+    // Sweeping them costs a bounded number of moves per entry.
+    let mut removed = 0;
+    let mut t = 86_400_000.0;
+    while removed < 100_000 {
+        removed += e.tick(t).unwrap();
+        t += 50.0;
+    }
+    assert!(e.counters.cascaded <= 100_000 * 10, "cascaded {}", e.counters.cascaded);
+    assert_eq!(e.keys(), 0);
+}
+
+#[test]
+fn capacity_evicts_and_marks_ghosts() {
+    let mut e = engine(Options { max_entries: Some(3), ..Default::default() });
+    let a = plain(&mut e, NEVER, NEVER);
+    for _ in 0..3 {
+        plain(&mut e, NEVER, NEVER);
+    }
+    assert_eq!(e.entries(), 3);
+    assert_eq!(&e.log[..], &[a, Reason::Evicted as u32 | (Kind::Plain as u32) << 4 | LOG_GHOST, NIL]);
+}
+
+#[test]
+fn removing_the_last_field_removes_the_hash() {
+    let mut e = engine(Options::default());
+    let h = e.insert(Kind::Hash, WriteClocks::NONE, 0, false);
+    let c = e.resolve(&Write::default()).unwrap();
+    let f1 = e.insert_field(h, c, 0);
+    let f2 = e.insert_field(h, c, 0);
+    assert_eq!((e.keys(), e.entries()), (1, 2));
+    e.remove(f1, Reason::Deleted);
+    assert_eq!(e.kind(h), Kind::Hash);
+    e.remove(f2, Reason::Deleted);
+    assert_eq!(e.kind(h), Kind::Free);
+    assert_eq!((e.keys(), e.entries()), (0, 0));
+}
+
+#[test]
+fn grace_keeps_an_expired_slot_until_its_end_then_sweeps_it() {
+    let mut e = engine(Options::default());
+    e.set_grace(50.0);
+    let s = plain(&mut e, 100.0, NEVER);
+    let other = plain(&mut e, 100.0, NEVER);
+    e.set_slot_grace(other, 10.0);
+    assert_eq!(e.stale_until(s), 0.0, "live: no stale value");
+    assert_eq!(e.tick(100.0).unwrap(), 0, "both enter grace, nothing removed");
+    assert_eq!(&e.log[..3], &[s, LOG_ENTER_GRACE | (Kind::Plain as u32) << 4, NIL]);
+    assert_eq!(e.graced_keys(), 2);
+    assert!(!e.is_live(s));
+    assert_eq!(e.stale_until(s), 150.0);
+    assert_eq!(e.stale_until(other), 110.0);
+    e.log.clear();
+    assert_eq!(e.tick(110.0).unwrap(), 1, "its own grace ends first");
+    assert_eq!(&e.log[..], &[other, Reason::Expired as u32 | (Kind::Plain as u32) << 4 | LOG_GRACED, NIL]);
+    assert_eq!(e.tick(149.0).unwrap(), 0);
+    assert_eq!(e.tick(150.0).unwrap(), 1);
+    assert_eq!((e.keys(), e.entries(), e.graced_keys()), (0, 0, 0));
+    assert_eq!(e.stale_until(s), 0.0);
+}
+
+#[test]
+fn a_graced_slot_leaves_as_expired_whatever_removes_it() {
+    let mut e = engine(Options::default());
+    e.set_grace(NEVER);
+    let a = plain(&mut e, 10.0, NEVER);
+    let b = plain(&mut e, 10.0, NEVER);
+    e.advance(20.0).unwrap();
+    assert_eq!(e.expire_found(a), 0, "a read finds it expired: it enters grace");
+    assert_eq!(e.stale_until(a), NEVER);
+    assert_eq!(e.purge(), 0, "infinite grace: nothing due");
+    e.log.clear();
+    e.remove(a, Reason::Deleted);
+    assert_eq!(e.log[1], Reason::Expired as u32 | (Kind::Plain as u32) << 4 | LOG_GRACED);
+    e.log.clear();
+    e.clear();
+    assert_eq!(e.log[1], Reason::Expired as u32 | (Kind::Plain as u32) << 4 | LOG_GRACED, "b was in grace");
+    assert_eq!(e.log[0], b);
+    assert_eq!(e.graced_keys(), 0);
+    // A freed slot takes the default grace again.
+    let c = plain(&mut e, 10.0, NEVER);
+    e.set_slot_grace(c, 5.0);
+    e.remove(c, Reason::Deleted);
+    let d = plain(&mut e, 10.0, NEVER);
+    assert_eq!(c, d);
+    e.advance(30.0).unwrap();
+    assert_eq!(e.stale_until(d), NEVER);
+}
+
+#[test]
+fn grace_costs_one_more_wheel_visit_per_entry() {
+    let mut e = engine(Options { sweep_budget: Some(100), ..Default::default() });
+    e.set_grace(1000.0);
+    for i in 0..1000 {
+        plain(&mut e, 10.0 + f64::from(i % 7), NEVER);
+    }
+    // Entering grace is work, not removal: one tick's work stays capped.
+    e.tick(100.0).unwrap();
+    assert!(e.log.len() / 3 <= 2 * 100 + 64, "one tick did {} records", e.log.len() / 3);
+    let mut removed = 0;
+    let mut t = 100.0;
+    while removed < 1000 {
+        removed += e.tick(t).unwrap();
+        t += 100.0;
+    }
+    assert!(t < 3000.0);
+    assert_eq!(e.counters.expired, 1000);
+    assert_eq!((e.keys(), e.entries(), e.graced_keys()), (0, 0, 0));
+}
+
+#[test]
+fn a_field_enters_grace_but_its_hash_deadline_has_none() {
+    let mut e = engine(Options::default());
+    e.set_grace(100.0);
+    let h = e.insert(Kind::Hash, WriteClocks::NONE, 0, false);
+    let short = e.resolve(&Write { ttl: Some(10.0), ..Default::default() }).unwrap();
+    let long = e.resolve(&Write::default()).unwrap();
+    let f = e.insert_field(h, short, 0);
+    e.insert_field(h, long, 0);
+    e.tick(20.0).unwrap();
+    assert_eq!(e.stale_until(f), 110.0);
+    assert!(e.is_live(h));
+    assert!(e.expire_at(h, 30.0, None));
+    e.advance(30.0).unwrap();
+    assert_eq!(e.stale_until(f), 0.0, "the hash's own deadline passed");
+    e.tick(30.0).unwrap();
+    assert_eq!((e.keys(), e.entries()), (0, 0));
+}
+
+#[test]
+fn a_hash_whose_fields_are_all_in_grace_is_in_grace() {
+    let mut e = engine(Options::default());
+    e.set_grace(100.0);
+    let h = e.insert(Kind::Hash, WriteClocks::NONE, 0, false);
+    let c = e.resolve(&Write { ttl: Some(10.0), ..Default::default() }).unwrap();
+    let f1 = e.insert_field(h, c, 0);
+    let f2 = e.insert_field(h, c, 0);
+    e.advance(20.0).unwrap();
+    assert_eq!(e.expire_found(f1), 0);
+    assert_eq!(e.graced_keys(), 0, "one field still not in grace");
+    assert_eq!(e.expire_found(h), 0, "the other field enters grace");
+    assert_eq!(e.graced_keys(), 1);
+    let hash_enters = LOG_ENTER_GRACE | (Kind::Hash as u32) << 4;
+    assert_eq!(&e.log[e.log.len() - 3..], &[h, hash_enters, NIL]);
+    e.log.clear();
+    // Reads that find it again do no work: no walk, no wheel moves.
+    let (scheduled, cascaded) = (e.scheduled(), e.counters.cascaded);
+    assert_eq!(e.expire_found(h), 0);
+    assert_eq!(e.expire_found(f1), 0);
+    assert!(e.log.is_empty());
+    assert_eq!((e.scheduled(), e.counters.cascaded), (scheduled, cascaded));
+    e.remove(f2, Reason::Deleted);
+    assert_eq!(e.graced_keys(), 1, "f1 still holds the hash in grace");
+    // A hash whose last field not in grace is deleted enters grace too.
+    let h2 = e.insert(Kind::Hash, WriteClocks::NONE, 0, false);
+    let g1 = e.insert_field(h2, c, 0);
+    let live = e.resolve(&Write::default()).unwrap();
+    let g2 = e.insert_field(h2, live, 0);
+    e.advance(40.0).unwrap();
+    e.expire_found(g1);
+    assert_eq!(e.graced_keys(), 1);
+    e.remove(g2, Reason::Deleted);
+    assert_eq!(e.graced_keys(), 2);
+    e.remove(h2, Reason::Deleted);
+    assert_eq!(e.graced_keys(), 1);
+    e.tick(110.0).unwrap();
+    let hash_leaves = Reason::Expired as u32 | (Kind::Hash as u32) << 4 | LOG_GRACED;
+    assert_eq!(&e.log[e.log.len() - 3..], &[h, hash_leaves, NIL]);
+    assert_eq!((e.keys(), e.entries(), e.graced_keys()), (0, 0, 0));
+}
+
+#[test]
+fn an_expired_hash_is_swept_within_the_budget() {
+    let mut e = engine(Options { sweep_budget: Some(100), ..Default::default() });
+    let h = e.insert(Kind::Hash, WriteClocks::NONE, 0, false);
+    let c = e.resolve(&Write::default()).unwrap();
+    for _ in 0..250 {
+        e.insert_field(h, c, 0);
+    }
+    assert!(e.expire_at(h, 10.0, None));
+    assert_eq!(e.tick(10.0).unwrap(), 100);
+    assert_eq!(e.tick(10.0).unwrap(), 100);
+    assert_eq!(e.tick(10.0).unwrap(), 50);
+    assert_eq!((e.keys(), e.entries()), (0, 0));
+}

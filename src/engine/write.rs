@@ -1,0 +1,265 @@
+//! Writes: resolving per-write clocks, inserting, overwriting, batched
+//! inserts of reserved slots, and expiry changes.
+
+use super::*;
+
+impl Engine {
+    // ---- writes -----------------------------------------------------------
+
+    /// Turns per-write options into deadlines, validating everything.
+    pub fn resolve(&self, w: &Write) -> Result<WriteClocks> {
+        if w.keep_ttl && (w.ttl.is_some() || w.idle.is_some() || w.expire_at.is_some()) {
+            return Err(Error::ty("keepTtl", "cannot be combined with ttl, idle or expireAt"));
+        }
+        if w.ttl.is_some() && w.expire_at.is_some() {
+            return Err(Error::ty("expireAt", "cannot be combined with ttl"));
+        }
+        let idle = match w.idle {
+            Some(v) => lifetime("idle", v)?,
+            None => self.idle,
+        };
+        deadline("idle", self.now(), idle)?;
+        let abs = match (w.expire_at, w.ttl) {
+            (Some(t), _) => finite_time("expireAt", t)?,
+            (None, Some(v)) => deadline("ttl", self.now(), lifetime("ttl", v)?)?,
+            (None, None) => deadline("ttl", self.now(), self.ttl)?,
+        };
+        Ok(WriteClocks { abs, idle })
+    }
+
+    pub fn clocks_live(&self, c: &WriteClocks) -> bool {
+        c.abs > self.now() && self.now() + c.idle > self.now()
+    }
+
+    fn set_clocks(&mut self, s: u32, c: WriteClocks) {
+        self.times[s as usize] = Times { abs: c.abs, last: self.now(), idle: c.idle };
+        self.reschedule(s);
+    }
+
+    /// Writes a new top-level key. Clocks must be live (the host deletes
+    /// instead); `check_fits` must have passed.
+    pub fn insert(&mut self, kind: Kind, c: WriteClocks, weight: u32, to_main: bool) -> u32 {
+        debug_assert!(matches!(kind, Kind::Plain | Kind::Hash));
+        self.make_room(u64::from(kind == Kind::Plain), u64::from(weight), None);
+        debug_assert!(!self.over(u64::from(kind == Kind::Plain), u64::from(weight)), "no room after make_room");
+        let s = self.alloc(kind);
+        let i = s as usize;
+        self.weight[i] = weight;
+        if kind == Kind::Hash {
+            let hid = self.new_hash_list();
+            self.family[i] = hid;
+        } else {
+            self.family[i] = NIL;
+            self.entries += 1;
+            self.counters.inserted += 1;
+        }
+        self.bytes += u64::from(weight);
+        self.keys += 1;
+        self.policy.insert(s, to_main);
+        self.set_clocks(s, c);
+        s
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    /// Takes up to `n` free slots for the host to fill itself (batched
+    /// inserts), growing the columns if needed.
+    pub fn reserve(&mut self, n: usize, out: &mut Vec<u32>) {
+        out.clear();
+        for _ in 0..n {
+            out.push(self.alloc(Kind::Reserved));
+        }
+    }
+
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    /// Links reserved slot `s`, whose `times` and `freq` the host has already
+    /// written, as a plain entry of weight 0 (what `insert` would have done).
+    /// The host only does this when the write needs no eviction and the
+    /// clocks are live.
+    pub fn commit_reserved(&mut self, s: u32, to_main: bool) {
+        let i = s as usize;
+        debug_assert_eq!(self.kind[i], Kind::Reserved);
+        self.kind[i] = Kind::Plain;
+        self.weight[i] = 0;
+        self.family[i] = NIL;
+        self.entries += 1;
+        self.keys += 1;
+        self.counters.inserted += 1;
+        let freq = self.policy.freq[i];
+        self.policy.insert(s, to_main);
+        self.policy.freq[i] = freq;
+        self.schedule(s);
+    }
+
+    /// Adds a field to hash `h`.
+    pub fn insert_field(&mut self, h: u32, c: WriteClocks, weight: u32) -> u32 {
+        self.make_room(1, u64::from(weight), Some(h));
+        debug_assert!(!self.over(1, u64::from(weight)), "check_fits passed, yet no room for the field");
+        debug_assert_eq!(self.kind[h as usize], Kind::Hash, "the hash survived make_room");
+        let s = self.alloc(Kind::Field);
+        let i = s as usize;
+        self.weight[i] = weight;
+        self.family[i] = h;
+        let hid = self.family[h as usize] as usize;
+        // A field is never in an eviction queue, so its queue links are free
+        // to chain it to its siblings.
+        self.policy.links_mut().push_front(&mut self.hashes[hid], s);
+        self.weight[h as usize] += weight;
+        self.entries += 1;
+        self.bytes += u64::from(weight);
+        self.counters.inserted += 1;
+        self.set_clocks(s, c);
+        self.policy.hit(h);
+        s
+    }
+
+    /// Overwrites a live plain entry or field; `None` keeps its clocks.
+    pub fn overwrite(&mut self, s: u32, c: Option<WriteClocks>, weight: u32) {
+        let i = s as usize;
+        let old = self.weight[i];
+        let owner = if self.kind[i] == Kind::Field { self.family[i] } else { s };
+        if weight > old {
+            self.make_room(0, u64::from(weight - old), Some(owner));
+            debug_assert!(!self.over(0, u64::from(weight - old)), "check_fits passed, yet no room to grow");
+        }
+        debug_assert!(!matches!(self.kind[i], Kind::Free | Kind::Reserved), "overwrite of a dead slot");
+        self.weight[i] = weight;
+        if owner != s {
+            self.weight[owner as usize] = self.weight[owner as usize] - old + weight;
+        }
+        self.bytes = self.bytes - u64::from(old) + u64::from(weight);
+        self.counters.updated += 1;
+        if let Some(c) = c {
+            self.set_clocks(s, c);
+        }
+        self.policy.hit(owner);
+    }
+
+    /// Validates a write to slot `s` and resolves its clocks; `keep_ttl`
+    /// takes a live entry's own.
+    fn check_write(&self, s: Option<u32>, w: &Write) -> Result<WriteClocks> {
+        let mut c = self.resolve(w)?;
+        if w.keep_ttl {
+            if let Some(s) = s.filter(|&s| self.is_live(s)) {
+                let t = self.times[s as usize];
+                c = WriteClocks { abs: t.abs, idle: t.idle };
+            }
+        }
+        Ok(c)
+    }
+
+    /// Writes a plain entry at `s` (`None` for a new key; the host has
+    /// checked it is not a live hash). A dead `s` is removed as expired
+    /// first. Returns the entry's slot, or `None` when the deadline is
+    /// already past (a live old entry is then deleted). Validates everything
+    /// before changing anything.
+    pub fn write(&mut self, s: Option<u32>, w: &Write, weight: u32, to_main: bool) -> Result<Option<u32>> {
+        let c = self.check_write(s, w)?;
+        let live = s.filter(|&s| self.is_live(s));
+        self.check_fits(weight, None, live)?;
+        Ok(match (s, live) {
+            (Some(s), Some(_)) if !self.clocks_live(&c) => {
+                self.remove(s, Reason::Deleted);
+                None
+            }
+            (Some(s), Some(_)) => {
+                self.overwrite(s, (!w.keep_ttl).then_some(c), weight);
+                Some(s)
+            }
+            (old, _) => {
+                if let Some(s) = old {
+                    self.remove(s, Reason::Expired);
+                }
+                self.clocks_live(&c).then(|| self.insert(Kind::Plain, c, weight, to_main))
+            }
+        })
+    }
+
+    /// Writes field slot `f` (`None` if new) of hash `h` (`None` if the key
+    /// is missing; the host has checked it is not a live plain entry). Dead
+    /// slots are removed as expired first. Returns the field's slot, or
+    /// `None` when its deadline is already past.
+    pub fn hwrite(
+        &mut self,
+        h: Option<u32>,
+        f: Option<u32>,
+        w: &Write,
+        weight: u32,
+        to_main: bool,
+    ) -> Result<Option<u32>> {
+        let live_h = h.filter(|&h| self.is_live(h));
+        let live_f = f.filter(|&f| live_h.is_some() && self.is_live(f));
+        let c = self.check_write(live_f, w)?;
+        self.check_fits(weight, live_h, live_f)?;
+        if let Some(f) = live_f {
+            if self.clocks_live(&c) {
+                self.overwrite(f, (!w.keep_ttl).then_some(c), weight);
+                return Ok(Some(f));
+            }
+            self.remove(f, Reason::Deleted);
+            return Ok(None);
+        }
+        let mut hash = live_h;
+        match (live_h, h, f) {
+            // A dead key goes whole, fields and all.
+            (None, Some(dead), _) => {
+                self.remove(dead, Reason::Expired);
+            }
+            // A dead field goes alone; when it was the last, its key goes too.
+            (Some(hh), _, Some(f)) => {
+                let last = self.field_count(hh) == 1;
+                self.remove(f, Reason::Expired);
+                if last {
+                    hash = None;
+                }
+            }
+            _ => {}
+        }
+        if !self.clocks_live(&c) {
+            return Ok(None);
+        }
+        let hh = match hash {
+            Some(hh) => hh,
+            None => self.insert(Kind::Hash, WriteClocks::NONE, 0, to_main),
+        };
+        Ok(Some(self.insert_field(hh, c, weight)))
+    }
+
+    /// `expire` (relative `ms`) or `expire_at` (absolute `t`), validated.
+    /// `s = None` validates only. Returns whether anything changed.
+    pub fn set_expiry(&mut self, s: Option<u32>, t: f64, relative: bool, cond: Option<Cond>) -> Result<bool> {
+        let at =
+            if relative { deadline("ms", self.now(), crate::clock::delay("ms", t)?)? } else { finite_time("time", t)? };
+        Ok(match s {
+            Some(s) => self.expire_at(s, at, cond),
+            None => false,
+        })
+    }
+
+    /// Sets the absolute deadline, subject to `cond`. A deadline not in the
+    /// future deletes. Returns whether anything changed.
+    pub(super) fn expire_at(&mut self, s: u32, at: f64, cond: Option<Cond>) -> bool {
+        let i = s as usize;
+        if let Some(c) = cond {
+            if !c.holds(self.times[i].abs, at) {
+                return false;
+            }
+        }
+        if at <= self.now() {
+            self.remove(s, Reason::Deleted);
+        } else {
+            self.times[i].abs = at;
+            self.reschedule(s);
+        }
+        true
+    }
+
+    /// Drops both clocks; true if there was one.
+    pub fn persist(&mut self, s: u32) -> bool {
+        let t = &mut self.times[s as usize];
+        let had = t.abs != NEVER || t.idle != NEVER;
+        t.abs = NEVER;
+        t.idle = NEVER;
+        self.wheel.cancel(s);
+        had
+    }
+}

@@ -1,0 +1,56 @@
+//! Content checks the encoder and the decoder share.
+
+use super::*;
+
+/// A property name JS orders first: an array index, the canonical decimal
+/// form of an integer below 2^32 - 1.
+pub(super) fn array_index(u: &[u16]) -> Option<u32> {
+    if u.is_empty() || u.len() > 10 || (u.len() > 1 && u[0] == u16::from(b'0')) {
+        return None;
+    }
+    let mut v = 0u64;
+    for &c in u {
+        let d = c.wrapping_sub(u16::from(b'0'));
+        if d > 9 {
+            return None;
+        }
+        v = v * 10 + u64::from(d);
+    }
+    (v < u64::from(u32::MAX)).then_some(v as u32)
+}
+
+/// Whether two of `items` are equal. Sorts (heapsort: O(n log n) whatever
+/// the input, so crafted keys cannot slow it down the way they can a hash
+/// table; and a few hundred bytes of wasm, where `sort_unstable` costs 20 KB).
+pub(super) fn has_dup(mut v: Vec<&[u16]>) -> bool {
+    fn sift(v: &mut [&[u16]], mut root: usize, end: usize) {
+        loop {
+            let mut child = 2 * root + 1;
+            if child >= end {
+                return;
+            }
+            if child + 1 < end && v[child] < v[child + 1] {
+                child += 1;
+            }
+            if v[root] >= v[child] {
+                return;
+            }
+            v.swap(root, child);
+            root = child;
+        }
+    }
+    let n = v.len();
+    for i in (0..n / 2).rev() {
+        sift(&mut v, i, n);
+    }
+    for end in (1..n).rev() {
+        v.swap(0, end);
+        sift(&mut v, 0, end);
+    }
+    v.windows(2).any(|w| w[0] == w[1])
+}
+
+/// Whether the code-unit ranges `r` of `units` hold two equal strings.
+pub(super) fn dup_ranges(units: &[u16], r: &[(usize, usize)]) -> bool {
+    has_dup(r.iter().map(|&(a, b)| &units[a..b]).collect())
+}
