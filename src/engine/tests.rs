@@ -109,6 +109,21 @@ fn a_hash_written_once_and_never_read_is_evicted_as_a_plain_key_is() {
 }
 
 #[test]
+fn columns_grow_up_to_max_entries_and_double_past_it() {
+    let mut e = engine(Options { max_entries: Some(3000), ..Default::default() });
+    for _ in 0..3000 {
+        e.try_room(1, 1, 8).unwrap();
+        plain(&mut e, NEVER, NEVER);
+    }
+    // Doubling would have made 4096 slots; the step stops at the bound plus
+    // the host's reserved and queued slots.
+    assert_eq!(e.capacity(), 3000 + 512);
+    // Slots past it (hash keys are not entries) double again, not one by one.
+    e.try_room(600, 0, 8).unwrap();
+    assert_eq!(e.capacity(), 2 * (3000 + 512));
+}
+
+#[test]
 fn removing_the_last_field_removes_the_hash() {
     let mut e = engine(Options::default());
     let h = e.insert(Kind::Hash, WriteClocks::NONE, 0, false);
