@@ -265,3 +265,26 @@ fn restore_respects_the_bounds_and_keeps_sizes() {
     over.options.max_bytes = Some(50);
     assert!(snapshot::encode(&over).is_err());
 }
+
+#[test]
+fn snapshot_keys_come_in_insertion_order_not_slot_order() {
+    // SNAPSHOT.md's order, which the JS package writes: an overwrite keeps a
+    // key's place, a key that left and came back goes last. "d" takes the
+    // slot "a" freed, so slot order would put it first.
+    let mut c: Cache = TtlCache::new(0.0);
+    for k in ["a", "b", "c"] {
+        c.set(u(k), Value::Null, Default::default()).unwrap();
+    }
+    c.delete(&u("a"));
+    c.hset(u("d"), "f", Value::Null, Default::default()).unwrap();
+    c.set(u("a"), Value::Null, Default::default()).unwrap();
+    c.set(u("b"), Value::Bool(true), Default::default()).unwrap();
+    let keys = |c: &Cache| snapshot::decode(&snap(c)).unwrap().entries.into_iter().map(|e| e.key).collect::<Vec<_>>();
+    let want = vec![u("b"), u("c"), u("d"), u("a")];
+    assert_eq!(keys(&c), want);
+    // A restored cache keeps the order, and new keys go after it.
+    let s = snapshot::decode(&snap(&c)).unwrap();
+    let mut r: Cache = TtlCache::restore_with(&s, |k| Ok(k.to_vec()), to_value).unwrap();
+    r.set(u("e"), Value::Null, Default::default()).unwrap();
+    assert_eq!(keys(&r), [want, vec![u("e")]].concat());
+}

@@ -20,7 +20,6 @@ import {
   DELETED,
   ENTER_GRACE,
   EVICTED,
-  EXPIRED,
   FAILED,
   FOUND_EXPIRED,
   GHOST,
@@ -38,7 +37,6 @@ import {
   ST_CAP,
   ST_ENTRIES,
   ST_FREQ,
-  ST_HASH,
   ST_LOG,
   ST_LOG_LEN,
   ST_NOW,
@@ -50,25 +48,24 @@ import {
   TO_MAIN,
   TO_MAIN_BIT,
 } from "./constants.js";
-import { Load, allLoads, callLoader, detachWaiters, loadOf, loadsOf, rejectWaiters, resolveWaiters, wait } from "./fetch.js";
+import { commandMethods } from "./commands.js";
 import { Hash } from "./hash.js";
-import { F64, U8, U32, attachMemory, copyIn, memory, syncViews } from "./memory.js";
+import { hashMethods, liveKey } from "./hashes.js";
+import { iterationMethods } from "./iteration.js";
+import { invalidate, invalidateAll, loadMethods, newLoads } from "./loading.js";
+import { F64, U8, U32, attachMemory, syncViews } from "./memory.js";
 import { fillIndex, restoreEngine, takeAdopted } from "./restore.js";
-import { encodeSnapshot } from "./snapshot.js";
+import { snapshotMethods } from "./snapshot.js";
 import {
   CTOR_OPTIONS,
-  checkNumber,
   checkOptions,
   checkString,
   checkValue,
-  condCode,
   describe,
   optionalFunction,
   optionalNumber,
   optionalSpan,
-  parseFetch,
   parseWrite,
-  toTime,
   wAt,
   wIdle,
   wTtl,
@@ -77,6 +74,12 @@ import {
 
 // Slots reserved per call into wasm, at most (see #refill).
 const RESERVE_BATCH = 256;
+
+// Accessors to a cache's private state, for the modules that hold its method
+// groups (set in the class's static block).
+export let syncClock, alive, toEngine, drain, flush, failed, dropGhost, measure, live, read, slot, liveSlot,
+  expireNow, deadline, trackBirths, keyMap, keyList, valList, sizeOf, disposer, engine, statusAt, clocksAt,
+  now, setNow, clock, opts, born, bornFrom, runningLoads, running, loads, hit, miss, counters;
 
 // A dropped cache's engine is freed by wasm-bindgen's glue, which registers
 // every RawEngine with a FinalizationRegistry: only its TtlCache refers to
@@ -136,23 +139,15 @@ export class TtlCache {
   #updated = 0;
   // ---- loading (fetch/hfetch) ----
   #graced = 0; // keys in #keyMap that are in grace (not counted in size)
-  #runningLoads = 0; // loads in #plainLoads and #fieldLoads: writes check it before looking
-  #plainLoads = null; // key -> Load
-  #fieldLoads = null; // key -> (field -> Load)
+  #runningLoads = 0; // loads in #loads: writes check it before looking
+  #loads; // the running loads, fetch defaults and counters (loading.js)
   #doomed = []; // [key, field, ...] whose loads a removal found in #drain invalidates
-  #refresh; // default refresh (undefined: none)
   #grace = 0;
-  #onLoadError;
   // Write times, slot -> ms, kept only once a fetch may refresh: a column
   // every cache paid for would cost 8 bytes per entry. A slot written before
   // #bornFrom has no stamp; it is at least `now - #bornFrom` ms old.
   #born = null;
   #bornFrom = 0;
-  #loadsStarted = 0;
-  #loadErrors = 0;
-  #coalesced = 0;
-  #refreshes = 0;
-  #staleServed = 0;
 
   /**
    * @param {object} [options] `now` (a manual clock) or `clock`, `ttl`,
@@ -175,9 +170,9 @@ export class TtlCache {
     const sweepBudget = optionalNumber("sweepBudget", o.sweepBudget, 1000);
     this.#sizeOf = optionalFunction("sizeOf", o.sizeOf);
     this.#dispose = optionalFunction("dispose", o.dispose);
-    this.#refresh = optionalSpan("refresh", o.refresh, undefined);
+    const refresh = optionalSpan("refresh", o.refresh, undefined);
     const grace = optionalSpan("grace", o.grace, 0);
-    this.#onLoadError = optionalFunction("onLoadError", o.onLoadError);
+    this.#loads = newLoads(refresh, optionalFunction("onLoadError", o.onLoadError));
     if (maxBytes !== Infinity && this.#sizeOf === undefined) {
       throw new TypeError("sizeOf: is required when maxBytes is set");
     }
@@ -203,7 +198,7 @@ export class TtlCache {
       this.#drain();
     }
     this.#rebase();
-    if (this.#refresh !== undefined) this.#trackBirths();
+    if (refresh !== undefined) this.#trackBirths();
   }
 
   // ---- plumbing -----------------------------------------------------------
@@ -389,6 +384,13 @@ export class TtlCache {
     if (failed) throw error;
   }
 
+  /** Loads whose keys #drain saw removed (evicted, deleted, cleared). */
+  #abortDoomed() {
+    const d = this.#doomed;
+    this.#doomed = [];
+    for (let i = 0; i < d.length; i += 2) invalidate(this, d[i], d[i + 1]);
+  }
+
   /**
    * Turns an evicted key's index entry into a ghost, dropping the oldest
    * ghosts past capacity. The FIFO order lives in an array of (key, seq)
@@ -415,6 +417,21 @@ export class TtlCache {
     }
     if (h > 8192 && h * 2 > q.length) {
       q.splice(0, h);
+      h = 0;
+    }
+    // A key that returns leaves its (key, seq) pair behind; a cache whose
+    // evicted keys keep returning never exceeds the cap, so the trim above
+    // never runs. Once stale pairs outnumber live ghosts, keep only the live
+    // ones: each pass costs at most what the pushes since the last one did.
+    if (q.length - h > 4 * this.#ghosts + 128) {
+      let w = 0;
+      for (let r = h; r < q.length; r += 2) {
+        if (g.get(q[r]) === -q[r + 1]) {
+          q[w++] = q[r];
+          q[w++] = q[r + 1];
+        }
+      }
+      q.length = w;
       h = 0;
     }
     this.#ghostHead = h;
@@ -450,37 +467,6 @@ export class TtlCache {
     this.#flush(this.#drain());
   }
 
-  /**
-   * Whether a key's slot is live: its clocks, and for a hash at least one
-   * live field (a hash goes with its last field, swept or not).
-   */
-  #liveKey(s) {
-    if (!this.#live(s)) return false;
-    const v = this.#valList[s];
-    if (!(v instanceof Hash)) return true;
-    if (v.graced) return false; // every field is in grace: no scan
-    // Scanning the fields in insertion order on every access cost O(dead
-    // fields) each time the old ones had expired unswept (issue 13). The
-    // witness makes that one scan per witness lifetime: it is the field with
-    // the latest deadline seen, so it goes last of those it was chosen among.
-    const w = v.witness;
-    if (w >= 0 && this.#live(w) && v.fields.get(this.#keyList[w]) === w) return true;
-    const now = this.#now;
-    let best = -1;
-    let latest = now;
-    for (const f of v.fields.values()) {
-      const t = this.#clocksAt + f * 3;
-      const idle = F64[t + 1] + F64[t + 2];
-      const d = F64[t] < idle ? F64[t] : idle;
-      if (d > latest) {
-        latest = d;
-        best = f;
-      }
-    }
-    v.witness = best;
-    return best >= 0;
-  }
-
   /** The slot of `key`, live or not yet swept; `undefined` if none (or a ghost). */
   #slot(key) {
     const s = this.#keyMap.get(key);
@@ -506,7 +492,7 @@ export class TtlCache {
   /** The live slot of `key`, or NIL. Does not remove a dead one. */
   #liveSlot(key) {
     const s = this.#slot(key); // throws after free()
-    return s !== undefined && this.#liveKey(s) ? s : NIL;
+    return s !== undefined && liveKey(this, s) ? s : NIL;
   }
 
   #measure(value, key, field) {
@@ -522,46 +508,6 @@ export class TtlCache {
     this.#alive();
     if (this.#seenEpoch !== epoch) this.#time();
     return this.#now;
-  }
-
-  /**
-   * Advances the clock to `now` (default: a fresh reading of the followed
-   * clock, or `Date.now()` for a manual one; an earlier time is ignored) and
-   * removes at most `sweepBudget` expired entries.
-   * @returns {number} how many entries were removed
-   */
-  tick(now) {
-    this.#syncClock();
-    if (now === undefined) {
-      const c = this.#clock;
-      now = c === undefined ? Date.now() : readClock(c);
-    } else {
-      checkNumber("now", now);
-    }
-    const n = this.#toEngine().tick(now);
-    this.#now = this.#toEngine().now();
-    this.#flush(this.#drain());
-    return n;
-  }
-
-  /**
-   * A time at or before the earliest deadline the cache holds, `Infinity`
-   * if none: when to call `tick()` next (it can be early, never late).
-   * @returns {number}
-   */
-  nextExpiry() {
-    this.#syncClock();
-    const t = this.#toEngine().nextExpiry();
-    this.#flush(this.#drain());
-    return t;
-  }
-
-  /** Removes every expired entry now. @returns {number} how many */
-  purge() {
-    this.#syncClock();
-    const n = this.#toEngine().purge();
-    this.#flush(this.#drain());
-    return n;
   }
 
   // ---- plain entries ------------------------------------------------------
@@ -590,7 +536,7 @@ export class TtlCache {
   /** What the index holds for `key` (a slot, a ghost or undefined); WRONGTYPE on a live hash. */
   #plainSlot(key) {
     const s = this.#keyMap.get(key);
-    if (s !== undefined && s >= 0 && this.#valList[s] instanceof Hash && this.#liveKey(s)) {
+    if (s !== undefined && s >= 0 && this.#valList[s] instanceof Hash && liveKey(this, s)) {
       throw wrongType("hash", "plain value");
     }
     return s;
@@ -686,7 +632,7 @@ export class TtlCache {
     }
     let s = this.#plainSlot(key);
     if (this.#sizeOf === undefined && (flags & (HAS_AT | KEEP_TTL)) === 0 && this.#quickSet(key, value, s, flags, ttl, idle)) {
-      if (this.#runningLoads !== 0) this.#invalidate(key, undefined);
+      if (this.#runningLoads !== 0) invalidate(this, key, undefined);
       return this;
     }
     const returning = s !== undefined && s < 0;
@@ -712,7 +658,7 @@ export class TtlCache {
         if (disposals !== null && old !== value) disposals.push(old, key, "replaced", undefined);
       }
     }
-    if (this.#runningLoads !== 0) this.#invalidate(key, undefined);
+    if (this.#runningLoads !== 0) invalidate(this, key, undefined);
     this.#flush(disposals);
     return this;
   }
@@ -802,56 +748,10 @@ export class TtlCache {
   }
 
   #getOnHash(s) {
-    if (this.#liveKey(s)) throw wrongType("hash", "plain value");
+    if (liveKey(this, s)) throw wrongType("hash", "plain value");
     this.#misses++;
     this.#expireNow(s);
     return undefined;
-  }
-
-  /** The live value at `key` without touching it; or `undefined`. */
-  peek(key) {
-    this.#syncClock();
-    checkString("key", key);
-    const s = this.#liveSlot(key);
-    if (s === NIL) return undefined;
-    const v = this.#valList[s];
-    if (v instanceof Hash) throw wrongType("hash", "plain value");
-    return v;
-  }
-
-  /** Whether `key` holds a live entry or hash. Does not touch it. */
-  has(key) {
-    this.#syncClock();
-    checkString("key", key);
-    return this.#liveSlot(key) !== NIL;
-  }
-
-  /** Restarts `key`'s idle window. @returns {boolean} false if missing */
-  touch(key) {
-    this.#syncClock();
-    checkString("key", key);
-    const s = this.#liveSlot(key);
-    if (s === NIL) return false;
-    this.#read(s);
-    return true;
-  }
-
-  /** Removes `key` (a plain entry or a whole hash). @returns {boolean} */
-  delete(key) {
-    this.#syncClock();
-    checkString("key", key);
-    const s = this.#slot(key);
-    if (s === undefined) {
-      if (this.#runningLoads !== 0) this.#invalidate(key, undefined); // a cold key's load
-      return false;
-    }
-    const live = this.#liveKey(s);
-    this.#toEngine().remove(s, live ? DELETED : EXPIRED);
-    const calls = this.#drain();
-    // After the state is complete: aborting runs the loaders' listeners.
-    if (this.#runningLoads !== 0) this.#invalidate(key, undefined);
-    this.#flush(calls);
-    return live;
   }
 
   /** Removes everything; `dispose` sees reason `"cleared"`. */
@@ -861,55 +761,8 @@ export class TtlCache {
     this.#toEngine().clear();
     const calls = this.#drain();
     this.#graced = 0;
-    if (this.#runningLoads !== 0) this.#invalidateAll();
+    if (this.#runningLoads !== 0) invalidateAll(this);
     this.#flush(calls);
-  }
-
-  /** Sets an absolute deadline `ms` from now; `ms <= 0` deletes. */
-  expire(key, ms, cond) {
-    this.#syncClock();
-    checkString("key", key);
-    checkNumber("ms", ms);
-    return this.#expireKey(key, undefined, this.#liveSlot(key), ms, true, condCode(cond));
-  }
-
-  /** Sets an absolute deadline at `time` (ms or `Date`); a past time deletes. */
-  expireAt(key, time, cond) {
-    this.#syncClock();
-    checkString("key", key);
-    const t = toTime("time", time);
-    return this.#expireKey(key, undefined, this.#liveSlot(key), t, false, condCode(cond));
-  }
-
-  /**
-   * Moves slot `s`'s absolute deadline (`expire`, `expireAt` and their hash
-   * forms); one that changed something wins over a running load of `key`
-   * (`field`).
-   */
-  #expireKey(key, field, s, t, rel, c) {
-    const r = this.#toEngine().expireAt(s, t, rel, c);
-    const calls = this.#drain();
-    if (r && this.#runningLoads !== 0) this.#invalidate(key, field);
-    this.#flush(calls);
-    return r;
-  }
-
-  /** Drops both clocks. @returns {boolean} true if the key had one */
-  persist(key) {
-    this.#syncClock();
-    checkString("key", key);
-    const s = this.#liveSlot(key);
-    return s !== NIL && this.#toEngine().persist(s);
-  }
-
-  /** Ms until the earliest deadline; `Infinity` if none; `undefined` if missing. */
-  ttl(key) {
-    this.#syncClock();
-    checkString("key", key);
-    const s = this.#liveSlot(key);
-    if (s === NIL) return undefined;
-    const d = this.#deadline(s);
-    return d === Infinity ? Infinity : d - this.#now;
   }
 
   /** Keys held, including expired ones a sweep has not reached yet. */
@@ -918,595 +771,8 @@ export class TtlCache {
     return this.#keyMap.size - this.#ghosts - this.#graced;
   }
 
-  // ---- iteration (live entries only, insertion order, no touch) ------------
-
-  #valueOf(s) {
-    const v = this.#valList[s];
-    return v instanceof Hash ? this.#liveFields(s, v) : v;
-  }
-
-  /**
-   * Live [key, slot] pairs. The clock is read before each step rather than
-   * once: the caller may await between steps.
-   */
-  *#liveSlots() {
-    const it = this.#keyMap.entries();
-    for (;;) {
-      if (this.#seenEpoch !== epoch) this.#time();
-      const r = it.next();
-      if (r.done) return;
-      const s = r.value[1];
-      if (s >= 0 && this.#liveKey(s)) yield r.value;
-    }
-  }
-
-  keys() {
-    this.#alive();
-    return this.#keysGen();
-  }
-
-  *#keysGen() {
-    for (const [k] of this.#liveSlots()) yield k;
-  }
-
-  values() {
-    this.#alive();
-    return this.#valuesGen();
-  }
-
-  *#valuesGen() {
-    for (const [, s] of this.#liveSlots()) yield this.#valueOf(s);
-  }
-
-  entries() {
-    this.#alive();
-    return this.#entriesGen();
-  }
-
-  *#entriesGen() {
-    for (const [k, s] of this.#liveSlots()) yield [k, this.#valueOf(s)];
-  }
-
-  [Symbol.iterator]() {
-    return this.entries();
-  }
-
-  forEach(fn, thisArg) {
-    if (typeof fn !== "function") throw new TypeError(`fn: must be a function, got ${describe(fn)}`);
-    for (const [k, v] of this.entries()) fn.call(thisArg, v, k, this);
-  }
-
   get [Symbol.toStringTag]() {
     return "TtlCache";
-  }
-
-  /** Counters and gauges for tuning. */
-  stats() {
-    this.#syncClock();
-    const p = this.#toEngine().stats() >>> 3;
-    syncViews();
-    const a = F64.slice(p, p + 16);
-    const reads = this.#hits + this.#misses;
-    return {
-      hits: this.#hits,
-      misses: this.#misses,
-      hitRatio: reads === 0 ? 0 : this.#hits / reads,
-      expired: a[0],
-      evicted: a[1],
-      deleted: a[2],
-      inserted: a[3],
-      updated: a[4] + this.#updated,
-      ticks: a[5],
-      swept: a[6],
-      rescheduled: a[7],
-      cascaded: a[8],
-      scheduled: a[9],
-      size: a[10] - a[15],
-      entries: a[11],
-      bytes: a[12],
-      smallQueue: a[13],
-      engineBytes: a[14],
-      wasmBytes: memory.buffer.byteLength,
-      now: this.#now,
-      maxEntries: this.#opts.maxEntries,
-      maxBytes: this.#opts.maxBytes,
-      loads: this.#loadsStarted,
-      loadErrors: this.#loadErrors,
-      coalesced: this.#coalesced,
-      refreshes: this.#refreshes,
-      staleServed: this.#staleServed,
-    };
-  }
-
-  // ---- hashes -------------------------------------------------------------
-
-  /** The live hash slot of `key`, or NIL; throws WRONGTYPE on a plain key. */
-  #hashSlot(key) {
-    const h = this.#liveSlot(key);
-    if (h !== NIL && !(this.#valList[h] instanceof Hash)) throw wrongType("plain value", "hash");
-    return h;
-  }
-
-  /** The live field slot, or NIL. */
-  #fieldSlot(h, field) {
-    if (h === NIL) return NIL;
-    const f = this.#valList[h].fields.get(field);
-    return f !== undefined && this.#live(f) ? f : NIL;
-  }
-
-  #liveFields(h, box) {
-    const out = new Map();
-    for (const [name, f] of box.fields) if (this.#live(f)) out.set(name, this.#valList[f]);
-    return out;
-  }
-
-  /** Writes a hash field. @returns {boolean} true if the field is new */
-  hset(key, field, value, opts) {
-    this.#syncClock();
-    checkString("key", key);
-    checkString("field", field);
-    checkValue(value);
-    this.#alive();
-    let flags = parseWrite(opts);
-    const ttl = wTtl;
-    const idle = wIdle;
-    const at = wAt;
-    let w = 0;
-    if (this.#sizeOf !== undefined) {
-      this.#hashTarget(key); // WRONGTYPE before sizeOf sees the value
-      w = this.#measure(value, key, field);
-    }
-    // Looked up after the last user code (see #setSlow).
-    let h = this.#hashTarget(key);
-    let f = NIL;
-    const returning = h !== undefined && h < 0;
-    if (h === undefined || returning) {
-      h = NIL;
-    } else if (this.#liveKey(h)) {
-      const fs = this.#valList[h].fields.get(field);
-      if (fs !== undefined) f = fs;
-    }
-    if (returning) flags |= TO_MAIN;
-    const r = this.#toEngine().hwrite(h, f, flags, ttl, idle, at, w);
-    // A failed write can still have grown (moved) the engine's columns.
-    if (r === FAILED) throw this.#failed();
-    let calls = this.#drain();
-    if (returning && r === NIL) this.#dropGhost(key);
-    if (calls === null && this.#dispose !== undefined) calls = [];
-    if (r === NIL) {
-      if (this.#runningLoads !== 0) this.#invalidate(key, field, true);
-      this.#flush(calls);
-      return false;
-    }
-    const hs = U32[this.#statusAt + ST_HASH];
-    let box = this.#valList[hs];
-    if (this.#keyList[hs] === undefined) {
-      box = new Hash();
-      if (returning) this.#dropGhost(key);
-      this.#keyMap.set(key, hs);
-      this.#keyList[hs] = key;
-      this.#valList[hs] = box;
-    }
-    const isNew = this.#keyList[r] === undefined;
-    if (this.#born !== null) this.#born[r] = this.#now;
-    if (isNew) {
-      box.fields.set(field, r);
-      this.#keyList[r] = field;
-      this.#valList[r] = value;
-    } else {
-      const old = this.#valList[r];
-      this.#valList[r] = value;
-      if (calls !== null && old !== value) calls.push(old, key, "replaced", field);
-    }
-    // After the state is complete: aborting runs the loaders' listeners.
-    if (this.#runningLoads !== 0) this.#invalidate(key, field, true);
-    this.#flush(calls);
-    return isNew;
-  }
-
-  /** What the index holds for `key`; WRONGTYPE on a live plain entry. */
-  #hashTarget(key) {
-    const h = this.#keyMap.get(key);
-    if (h !== undefined && h >= 0 && !(this.#valList[h] instanceof Hash) && this.#liveKey(h)) {
-      throw wrongType("plain value", "hash");
-    }
-    return h;
-  }
-
-  /** A live field's value, restarting the field's and the key's idle windows. */
-  hget(key, field) {
-    this.#syncClock();
-    checkString("key", key);
-    checkString("field", field);
-    const s = this.#slot(key);
-    if (s === undefined) {
-      this.#misses++;
-      return undefined;
-    }
-    if (!this.#liveKey(s)) {
-      this.#misses++;
-      this.#expireNow(s);
-      return undefined;
-    }
-    const box = this.#valList[s];
-    if (!(box instanceof Hash)) throw wrongType("plain value", "hash");
-    const f = box.fields.get(field);
-    if (f === undefined) {
-      this.#misses++;
-      return undefined;
-    }
-    if (!this.#live(f)) {
-      this.#misses++;
-      this.#expireNow(f);
-      return undefined;
-    }
-    this.#read(f);
-    this.#read(s);
-    this.#hits++;
-    return this.#valList[f];
-  }
-
-  /** Whether the field is live. No touch. */
-  hhas(key, field) {
-    this.#syncClock();
-    checkString("key", key);
-    checkString("field", field);
-    return this.#fieldSlot(this.#hashSlot(key), field) !== NIL;
-  }
-
-  /** Removes a field; the last one takes the key. @returns {boolean} */
-  hdel(key, field) {
-    this.#syncClock();
-    checkString("key", key);
-    checkString("field", field);
-    const f = this.#fieldSlot(this.#hashSlot(key), field);
-    if (f === NIL) {
-      if (this.#runningLoads !== 0) this.#invalidate(key, field);
-      return false;
-    }
-    this.#toEngine().remove(f, DELETED);
-    const calls = this.#drain();
-    if (this.#runningLoads !== 0) this.#invalidate(key, field);
-    this.#flush(calls);
-    return true;
-  }
-
-  /** Number of live fields (0 if the key is missing). */
-  hlen(key) {
-    this.#syncClock();
-    checkString("key", key);
-    const h = this.#hashSlot(key);
-    if (h === NIL) return 0;
-    let n = 0;
-    for (const f of this.#valList[h].fields.values()) if (this.#live(f)) n++;
-    return n;
-  }
-
-  /** A `Map` of the live fields (empty if the key is missing). No touch. */
-  hgetall(key) {
-    this.#syncClock();
-    checkString("key", key);
-    const h = this.#hashSlot(key);
-    return h === NIL ? new Map() : this.#liveFields(h, this.#valList[h]);
-  }
-
-  /** Sets a field's absolute deadline `ms` from now; `ms <= 0` deletes it. */
-  hexpire(key, field, ms, cond) {
-    this.#syncClock();
-    checkString("key", key);
-    checkString("field", field);
-    checkNumber("ms", ms);
-    const c = condCode(cond);
-    return this.#expireKey(key, field, this.#fieldSlot(this.#hashSlot(key), field), ms, true, c);
-  }
-
-  /** Sets a field's absolute deadline at `time`; a past time deletes it. */
-  hexpireAt(key, field, time, cond) {
-    this.#syncClock();
-    checkString("key", key);
-    checkString("field", field);
-    const t = toTime("time", time);
-    const c = condCode(cond);
-    return this.#expireKey(key, field, this.#fieldSlot(this.#hashSlot(key), field), t, false, c);
-  }
-
-  /** Drops a field's clocks. @returns {boolean} true if it had one */
-  hpersist(key, field) {
-    this.#syncClock();
-    checkString("key", key);
-    checkString("field", field);
-    const f = this.#fieldSlot(this.#hashSlot(key), field);
-    return f !== NIL && this.#toEngine().persist(f);
-  }
-
-  /** Ms until the field goes (its own clocks or its key's, whichever first). */
-  httl(key, field) {
-    this.#syncClock();
-    checkString("key", key);
-    checkString("field", field);
-    const h = this.#hashSlot(key);
-    const f = this.#fieldSlot(h, field);
-    if (f === NIL) return undefined;
-    const df = this.#deadline(f);
-    const dh = this.#deadline(h);
-    const d = df < dh ? df : dh;
-    return d === Infinity ? Infinity : d - this.#now;
-  }
-
-  // ---- loading: fetch / hfetch ----------------------------------------------
-  //
-  // Running loads live in #plainLoads (key -> Load) and #fieldLoads (key -> field ->
-  // Load), created on first use. A load is called once and shared by every
-  // fetch of its key while it runs; #invalidate takes it out of the maps when
-  // a write, delete, expire, eviction or clear of its key wins over it.
-
-  /**
-   * The live value at `key`, or what `loader(key, { signal })` produces,
-   * stored with `opts` (`ttl`, `idle`, `expireAt`); one load per key at a
-   * time, shared. Bad arguments reject before anything changes.
-   * @returns {Promise<any>}
-   */
-  fetch(key, loader, opts) {
-    try {
-      this.#syncClock();
-      checkString("key", key);
-      return this.#fetch(key, undefined, loader, opts);
-    } catch (e) {
-      return Promise.reject(e);
-    }
-  }
-
-  /**
-   * As `fetch`, for one hash field: `loader(key, field, { signal })`.
-   * @returns {Promise<any>}
-   */
-  hfetch(key, field, loader, opts) {
-    try {
-      this.#syncClock();
-      checkString("key", key);
-      checkString("field", field);
-      return this.#fetch(key, field, loader, opts);
-    } catch (e) {
-      return Promise.reject(e);
-    }
-  }
-
-  #fetch(key, field, loader, opts) {
-    if (typeof loader !== "function") throw new TypeError(`loader: must be a function, got ${describe(loader)}`);
-    const fo = parseFetch(opts);
-    const refresh = fo.refresh === undefined ? this.#refresh : fo.refresh;
-    let s;
-    let h = NIL;
-    if (field === undefined) {
-      s = this.#liveSlot(key);
-      if (s !== NIL && this.#valList[s] instanceof Hash) throw wrongType("hash", "plain value");
-    } else {
-      h = this.#hashSlot(key);
-      s = this.#fieldSlot(h, field);
-    }
-    if (fo.signal !== undefined && fo.signal.aborted) return Promise.reject(fo.signal.reason);
-    if (refresh !== undefined) this.#trackBirths();
-    let ld = loadOf(this.#plainLoads, this.#fieldLoads, key, field);
-    if (s !== NIL) {
-      // A hit, as `get`/`hget` count it; maybe a refresh behind it.
-      this.#read(s);
-      if (h !== NIL) this.#read(h);
-      this.#hits++;
-      const v = this.#valList[s];
-      if (ld === undefined && refresh !== undefined && this.#age(s) > refresh) {
-        this.#refreshes++;
-        this.#start(key, field, loader, fo, true);
-      }
-      return Promise.resolve(v);
-    }
-    this.#misses++;
-    if (ld === undefined) ld = this.#start(key, field, loader, fo, false);
-    else this.#coalesced++;
-    return wait(ld, fo.signal, () => this.#unlist(ld));
-  }
-
-  /** Ms since slot `s` was written; for a slot older than the stamps, a lower bound. */
-  #age(s) {
-    const t = this.#born[s];
-    return this.#now - (t === undefined ? this.#bornFrom : t);
-  }
-
-  /** Registers a load, then calls the loader (which may call back into this cache). */
-  #start(key, field, loader, fo, background) {
-    const ld = new Load(key, field, fo, background);
-    if (field === undefined) {
-      if (this.#plainLoads === null) this.#plainLoads = new Map();
-      this.#plainLoads.set(key, ld);
-    } else {
-      if (this.#fieldLoads === null) this.#fieldLoads = new Map();
-      let m = this.#fieldLoads.get(key);
-      if (m === undefined) this.#fieldLoads.set(key, (m = new Map()));
-      m.set(field, ld);
-    }
-    this.#runningLoads++;
-    this.#loadsStarted++;
-    callLoader(ld, loader).then(
-      (v) => this.#settle(ld, true, v),
-      (e) => this.#settle(ld, false, e),
-    );
-    return ld;
-  }
-
-  /** Takes `ld` out of the load maps (its result will not be stored). */
-  #unlist(ld) {
-    if (!ld.live) return;
-    ld.live = false;
-    this.#runningLoads--;
-    if (ld.field === undefined) {
-      this.#plainLoads.delete(ld.key);
-    } else {
-      const m = this.#fieldLoads.get(ld.key);
-      m.delete(ld.field);
-      if (m.size === 0) this.#fieldLoads.delete(ld.key);
-    }
-  }
-
-  /**
-   * A write, delete, expire, eviction or clear of `key` (or of its `field`)
-   * wins over its running loads: they store nothing and their signals abort.
-   * A change to the key ends the loads of its fields too; `plainToo` (hset)
-   * ends the key's plain load, whose store would now be WRONGTYPE.
-   */
-  #invalidate(key, field, plainToo) {
-    this.#abortLoads(loadsOf(this.#plainLoads, this.#fieldLoads, key, field, plainToo));
-  }
-
-  #invalidateAll() {
-    this.#abortLoads(allLoads(this.#plainLoads, this.#fieldLoads));
-  }
-
-  #abortLoads(doomed) {
-    for (const d of doomed) this.#unlist(d);
-    for (const d of doomed) d.ctrl.abort();
-  }
-
-  /** Loads whose keys #drain saw removed (evicted, deleted, cleared). */
-  #abortDoomed() {
-    const d = this.#doomed;
-    this.#doomed = [];
-    for (let i = 0; i < d.length; i += 2) this.#invalidate(d[i], d[i + 1]);
-  }
-
-  /** The value `key` (`field`) keeps in grace, as `[value]`; `null` if none. */
-  #stale(key, field) {
-    const s = this.#slot(key);
-    if (s === undefined) return null;
-    let f = s;
-    if (field === undefined) {
-      if (this.#valList[s] instanceof Hash || this.#live(s)) return null;
-    } else {
-      const box = this.#valList[s];
-      if (!(box instanceof Hash)) return null;
-      f = box.fields.get(field);
-      if (f === undefined || (this.#live(f) && this.#live(s))) return null;
-    }
-    return this.#toEngine().staleUntil(f) > this.#now ? [this.#valList[f]] : null;
-  }
-
-  /** A load's outcome: store it (unless invalidated), then answer every waiter. */
-  #settle(ld, ok, v) {
-    ld.settled = true;
-    try {
-      this.#syncClock(); // a promise reaction: a new run, maybe a later time
-    } catch (e) {
-      if (ok) {
-        ok = false; // a throwing clock: the store would throw it too
-        v = e;
-      }
-    }
-    const store = ld.live;
-    this.#unlist(ld);
-    if (ok && store && v !== undefined) {
-      try {
-        this.#store(ld, v);
-      } catch (e) {
-        ok = false;
-        v = e;
-      }
-    }
-    const subs = detachWaiters(ld);
-    const waiters = subs.length + ld.sharedN;
-    if (ok) {
-      resolveWaiters(ld, subs, v);
-      return;
-    }
-    this.#loadErrors++;
-    const stale = waiters === 0 ? null : this.#stale(ld.key, ld.field);
-    if (stale !== null) {
-      this.#staleServed += waiters;
-      resolveWaiters(ld, subs, stale[0]);
-    } else {
-      rejectWaiters(ld, subs, v);
-    }
-    // An error no caller was rejected with goes to onLoadError, unless it is
-    // the abort this cache asked for.
-    if ((waiters === 0 || stale !== null) && !ld.ctrl.signal.aborted && this.#onLoadError !== undefined) {
-      try {
-        this.#onLoadError(v, ld.key, ld.field);
-      } catch {
-        // A throwing listener has nowhere to go: this runs in a promise
-        // reaction, where a throw would be an unhandled rejection.
-      }
-    }
-  }
-
-  #store(ld, v) {
-    if (ld.field === undefined) this.set(ld.key, v, ld.write);
-    else this.hset(ld.key, ld.field, v, ld.write);
-    if (ld.grace === undefined) return;
-    const s = this.#slot(ld.key);
-    if (s === undefined) return;
-    const f = ld.field === undefined ? s : this.#valList[s].fields.get(ld.field);
-    if (f === undefined || !this.#live(f)) return;
-    this.#toEngine().setGrace(f, ld.grace);
-    this.#flush(this.#drain()); // it may allocate, which makes the views stale
-  }
-
-  // ---- snapshots (format: SNAPSHOT.md; tape: src/binding/snap.rs) ----------
-
-  /**
-   * Every live entry and field with its clocks, the clock and the data
-   * options, in a versioned, checksummed format. Throws `TypeError` naming
-   * the key (and field) for a value with no data form; changes nothing.
-   * @returns {Uint8Array}
-   */
-  snapshot() {
-    // Everything is copied out first: walking the values runs user code
-    // (getters) that may change this cache, and must not pair a key with
-    // another key's clocks or value. The snapshot is the cache as it was
-    // when snapshot() was called.
-    this.#alive();
-    this.#syncClock();
-    const sized = this.#sizeOf !== undefined;
-    const rows = []; // per entry: key, value or null, abs, last, idle, weight, then per field the same
-    const shape = []; // per entry: -1 plain, or its number of fields
-    for (const [key, s] of this.#keyMap) {
-      if (s < 0 || !this.#liveKey(s)) continue;
-      const v = this.#valList[s];
-      this.#row(rows, key, v instanceof Hash ? null : v, s, sized && !(v instanceof Hash));
-      if (!(v instanceof Hash)) {
-        shape.push(-1);
-        continue;
-      }
-      let n = 0;
-      for (const [name, f] of v.fields) {
-        if (!this.#live(f)) continue;
-        this.#row(rows, name, this.#valList[f], f, sized);
-        n++;
-      }
-      shape.push(n);
-    }
-    const out = encodeSnapshot(this.#now, this.#clock !== undefined, this.#opts, rows, shape);
-    this.#check(out);
-    return out;
-  }
-
-  /** Appends a snapshot row: name, value, clocks and recorded size of slot `s`. */
-  #row(rows, name, v, s, sized) {
-    syncViews();
-    const t = this.#clocksAt + s * 3;
-    rows.push(name, v, F64[t], F64[t + 1], F64[t + 2], sized ? this.#engine.slotWeight(s) : 0);
-  }
-
-  /**
-   * Has the engine check snapshot bytes this side wrote. The bytes are copied
-   * into a buffer the engine allocates fallibly: too big for wasm memory is
-   * a RangeError, and the cache is unchanged.
-   */
-  #check(out) {
-    const e = this.#toEngine();
-    copyIn(e, out, "snapshot");
-    try {
-      e.checkSnapshot();
-    } finally {
-      syncViews();
-    }
-    this.#flush(this.#drain());
   }
 
   /**
@@ -1526,6 +792,60 @@ export class TtlCache {
     const [c, copy] = restoreEngine(TtlCache, bytes, opts);
     fillIndex(copy, c.#keyMap, c.#keyList, c.#valList);
     return c;
+  }
+
+  // The accessors through which the method groups kept in sibling modules
+  // reach this class's private state: made here, where the private names are
+  // in scope, into module bindings (which a minifier shortens, unlike
+  // properties). V8 inlines them as it does the private accesses they wrap.
+  static {
+    [syncClock, alive, toEngine, drain, flush, failed, dropGhost, measure, live, read, slot, liveSlot,
+      expireNow, deadline, trackBirths, keyMap, keyList, valList, sizeOf, disposer, engine, statusAt,
+      clocksAt, now, setNow, clock, opts, born, bornFrom, runningLoads, running, loads, hit, miss, counters] = [
+      (c) => c.#syncClock(),
+      (c) => c.#alive(),
+      (c) => c.#toEngine(),
+      (c) => c.#drain(),
+      (c, calls) => c.#flush(calls),
+      (c) => c.#failed(),
+      (c, key) => c.#dropGhost(key),
+      (c, value, key, field) => c.#measure(value, key, field),
+      (c, s) => c.#live(s),
+      (c, s) => c.#read(s),
+      (c, key) => c.#slot(key),
+      (c, key) => c.#liveSlot(key),
+      (c, s) => c.#expireNow(s),
+      (c, s) => c.#deadline(s),
+      (c) => c.#trackBirths(),
+      (c) => c.#keyMap,
+      (c) => c.#keyList,
+      (c) => c.#valList,
+      (c) => c.#sizeOf,
+      (c) => c.#dispose,
+      (c) => c.#engine,
+      (c) => c.#statusAt,
+      (c) => c.#clocksAt,
+      (c) => c.#now,
+      (c, t) => (c.#now = t),
+      (c) => c.#clock,
+      (c) => c.#opts,
+      (c) => c.#born,
+      (c) => c.#bornFrom,
+      (c) => c.#runningLoads,
+      (c, d) => (c.#runningLoads += d),
+      (c) => c.#loads,
+      (c) => c.#hits++,
+      (c) => c.#misses++,
+      (c) => [c.#hits, c.#misses, c.#updated],
+    ];
+  }
+}
+
+// The method groups kept in sibling modules, as the class's own methods
+// (non-enumerable, like those declared in it).
+for (const group of [commandMethods, iterationMethods, hashMethods, loadMethods, snapshotMethods]) {
+  for (const name of Reflect.ownKeys(group)) {
+    Object.defineProperty(TtlCache.prototype, name, { value: group[name], writable: true, configurable: true });
   }
 }
 

@@ -1,6 +1,8 @@
 // The snapshot writer (format: SNAPSHOT.md) and its CRC-32. The decoder is
-// Rust's (src/snapshot.rs); it checks every snapshot written here before
-// snapshot() returns it, and accepts only canonical encodings.
+// Rust's (src/snapshot/); it checks every snapshot written here before
+// snapshot() returns it, and accepts only canonical encodings. The Rust writer
+// (src/snapshot/encoder.rs) must write the same bytes: tests/data/corpus.jsonl
+// checks both byte for byte (SNAPSHOT.md says why there are two).
 
 import {
   F_ARRAY,
@@ -19,6 +21,25 @@ import {
   F_TRUE,
   F_UNDEF,
 } from "./constants.js";
+import {
+  alive,
+  clock,
+  clocksAt,
+  drain,
+  engine,
+  flush,
+  keyMap,
+  live,
+  now,
+  opts,
+  sizeOf,
+  syncClock,
+  toEngine,
+  valList,
+} from "./cache.js";
+import { Hash } from "./hash.js";
+import { liveKey } from "./hashes.js";
+import { F64, copyIn, syncViews } from "./memory.js";
 
 const MAX_DEPTH = 64;
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
@@ -300,3 +321,70 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
   }
   return w.finish();
 }
+
+// ---- TtlCache.prototype.snapshot: copying the live state out ---------------
+//
+// A `TtlCache` method, kept here as a function of the cache that reaches its
+// private state through the accessors cache.js exports.
+
+/** Appends a snapshot row: name, value, clocks and recorded size of slot `s`. */
+function row(c, rows, name, v, s, sized) {
+  syncViews();
+  const t = clocksAt(c) + s * 3;
+  rows.push(name, v, F64[t], F64[t + 1], F64[t + 2], sized ? engine(c).slotWeight(s) : 0);
+}
+
+/**
+ * Has the engine check snapshot bytes this side wrote. The bytes are copied
+ * into a buffer the engine allocates fallibly: too big for wasm memory is
+ * a RangeError, and the cache is unchanged.
+ */
+function check(c, out) {
+  const e = toEngine(c);
+  copyIn(e, out, "snapshot");
+  try {
+    e.checkSnapshot();
+  } finally {
+    syncViews();
+  }
+  flush(c, drain(c));
+}
+
+export const snapshotMethods = {
+  /**
+   * Every live entry and field with its clocks, the clock and the data
+   * options, in a versioned, checksummed format. Throws `TypeError` naming
+   * the key (and field) for a value with no data form; changes nothing.
+   * @returns {Uint8Array}
+   */
+  snapshot() {
+    // Everything is copied out first: walking the values runs user code
+    // (getters) that may change this cache, and must not pair a key with
+    // another key's clocks or value. The snapshot is the cache as it was
+    // when snapshot() was called.
+    alive(this);
+    syncClock(this);
+    const sized = sizeOf(this) !== undefined;
+    const rows = []; // per entry: key, value or null, abs, last, idle, weight, then per field the same
+    const shape = []; // per entry: -1 plain, or its number of fields
+    for (const [key, s] of keyMap(this)) {
+      if (s < 0 || !liveKey(this, s)) continue;
+      const v = valList(this)[s];
+      row(this, rows, key, v instanceof Hash ? null : v, s, sized && !(v instanceof Hash));
+      if (!(v instanceof Hash)) {
+        shape.push(-1);
+        continue;
+      }
+      let n = 0;
+      for (const [name, f] of v.fields) {
+        if (!live(this, f)) continue;
+        row(this, rows, name, valList(this)[f], f, sized);
+        n++;
+      }
+      shape.push(n);
+    }
+    const out = encodeSnapshot(now(this), clock(this) !== undefined, opts(this), rows, shape);
+    check(this, out);
+    return out;
+  },
+};

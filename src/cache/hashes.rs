@@ -35,18 +35,18 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         let ghost = h.is_none() && self.ghosted(hk);
         let r = self.engine.hwrite(h, f, &w, size, ghost).map_err(native)?;
         self.reclaim();
-        if ghost {
-            self.ghost.remove(&hk);
-        }
         let Some(r) = r else {
             self.drain();
+            self.unghost(ghost, hk);
             return Ok(false);
         };
         let hs = self.engine.parent(r);
         // Replay first: the slots handed out may be ones this write just freed.
         let (mut out, _) = self.replay::<K>(None);
+        self.unghost(ghost, hk);
         if !matches!(self.item(hs), Item::Hash { .. }) {
-            *self.item(hs) = Item::Hash { key: key.clone(), fields: HashMap::new() };
+            let seq = self.next_seq();
+            *self.item(hs) = Item::Hash { key: key.clone(), fields: HashMap::new(), seq };
             self.index_slot(hk, hs);
         }
         let is_new = match self.item(r) {

@@ -1,14 +1,17 @@
 //! The native Rust cache: a key index and values over the slot engine.
 
+mod ghosts;
 mod hashes;
 mod plain;
 mod snapshot;
+#[cfg(test)]
+mod tests;
 
 use std::borrow::Borrow;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash};
 
-use hashbrown::{DefaultHashBuilder, HashSet, HashTable};
+use hashbrown::{DefaultHashBuilder, HashTable};
 
 use crate::clock::{Follow, TimeSource};
 use crate::engine::{Engine, Kind, Times, LOG_GHOST};
@@ -16,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::list::NIL;
 use crate::snapshot::{Body, ClockMode, Clocks as SnapClocks, Entry as SnapEntry, Field as SnapField, Snapshot, Value};
 use crate::types::{Cond, Counters, Options, Reason, Write};
+use ghosts::Ghosts;
 
 /// Expired entries [`TtlCache::purge`] removes between two replays of the log.
 const PURGE_BATCH: u64 = 4096;
@@ -23,10 +27,12 @@ const PURGE_BATCH: u64 = 4096;
 /// Expired entries each write reclaims (as the JS binding's writes do).
 const RECLAIM: u64 = 2;
 
+/// `seq` orders keys by their latest insertion, as snapshots list them (see
+/// `TtlCache::next_seq`; a u32 beside the enum's tag takes no extra room).
 enum Item<K, V> {
     Free,
-    Plain { key: K, value: V },
-    Hash { key: K, fields: HashMap<String, u32> },
+    Plain { key: K, value: V, seq: u32 },
+    Hash { key: K, fields: HashMap<String, u32>, seq: u32 },
     Field { name: String, value: V },
 }
 
@@ -121,9 +127,10 @@ pub struct TtlCache<K, V, S = DefaultHashBuilder> {
     index: HashTable<u32>,
     hasher: S,
     items: Vec<Item<K, V>>,
-    ghost: HashSet<u64>,
-    ghost_order: VecDeque<u64>,
+    ghosts: Ghosts,
     bounded: bool,
+    /// The next key's insertion number (`Item`'s `seq`).
+    seq: u32,
     hits: u64,
     misses: u64,
     on_remove: Option<OnRemove<K, V>>,
@@ -191,9 +198,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
             index: HashTable::new(),
             hasher,
             items: Vec::new(),
-            ghost: HashSet::new(),
-            ghost_order: VecDeque::new(),
+            ghosts: Ghosts::default(),
             bounded,
+            seq: 0,
             hits: 0,
             misses: 0,
             on_remove: None,
@@ -262,6 +269,31 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         &mut self.items[i]
     }
 
+    /// The insertion number of a key new to the index: snapshots list keys
+    /// in this order, as SNAPSHOT.md promises (and the JS host's `Map`
+    /// keeps). When the numbers run out, the held keys are renumbered in
+    /// their order (once per 2^32 insertions).
+    fn next_seq(&mut self) -> u32 {
+        if self.seq == u32::MAX {
+            let mut held: Vec<(u32, usize)> = (self.items.iter().enumerate())
+                .filter_map(|(i, it)| match it {
+                    Item::Plain { seq, .. } | Item::Hash { seq, .. } => Some((*seq, i)),
+                    _ => None,
+                })
+                .collect();
+            held.sort_unstable();
+            self.seq = 0;
+            for (_, i) in held {
+                if let Item::Plain { seq, .. } | Item::Hash { seq, .. } = &mut self.items[i] {
+                    *seq = self.seq;
+                }
+                self.seq += 1;
+            }
+        }
+        self.seq += 1;
+        self.seq - 1
+    }
+
     /// Replays the engine's removal log, then runs the callback.
     fn drain(&mut self) {
         let (out, _) = self.replay::<K>(None);
@@ -292,7 +324,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
             let (s, flags, parent) = (rec[0], rec[1], rec[2]);
             let reason = Reason::from_u8((flags & 15) as u8);
             match std::mem::replace(self.item(s), Item::Free) {
-                Item::Plain { key, value } => {
+                Item::Plain { key, value, .. } => {
                     let h = self.unindex(&key, s);
                     if flags & LOG_GHOST != 0 {
                         self.remember(h);
@@ -310,7 +342,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                     }
                 }
                 Item::Field { name, value } => {
-                    if let Item::Hash { key, fields } = self.item(parent) {
+                    if let Item::Hash { key, fields, .. } = self.item(parent) {
                         fields.remove(&name);
                         if keep {
                             out.push(Removed { key: key.clone(), field: Some(name), value, reason });
@@ -326,24 +358,25 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         (out, mine)
     }
 
-    /// Records an evicted key for S3-FIFO's ghost queue by its hash only: a
-    /// collision merely admits a new key to the main queue, and the ghost
-    /// list then costs 8 bytes (twice) per key instead of two key copies.
+    /// Records an evicted key for S3-FIFO's ghost queue (see `Ghosts`), up
+    /// to `max_entries` ghosts (without one, as many as keys held, at least 64).
     fn remember(&mut self, h: u64) {
         let cap = self.engine.options().max_entries.unwrap_or(self.index.len().max(64) as u64) as usize;
-        if self.ghost.insert(h) {
-            self.ghost_order.push_back(h);
-        }
-        while self.ghost_order.len() > cap {
-            if let Some(k) = self.ghost_order.pop_front() {
-                self.ghost.remove(&k);
-            }
+        self.ghosts.remember(h, cap);
+    }
+
+    /// Drops the ghost of a key that came back (`back`), after its write's
+    /// evictions are remembered (they may push it out first), as the JS
+    /// host does: the order decides which ghosts the cap keeps.
+    fn unghost(&mut self, back: bool, h: u64) {
+        if back {
+            self.ghosts.forget(h);
         }
     }
 
     /// Whether a new key with hash `h` was evicted lately (S3-FIFO's ghost).
     fn ghosted(&self, h: u64) -> bool {
-        self.bounded && !self.ghost.is_empty() && self.ghost.contains(&h)
+        self.bounded && self.ghosts.len() != 0 && self.ghosts.contains(h)
     }
 
     fn slot<Q>(&self, key: &Q) -> Option<u32>
@@ -642,6 +675,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         if held != self.engine.keys() + fields {
             return Err(format!("{held} items held, {} keys + {fields} fields live", self.engine.keys()));
         }
+        self.ghosts.check()?;
         Ok(())
     }
 
@@ -675,7 +709,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     pub fn iter(&self) -> impl Iterator<Item = (&K, &V)> + '_ {
         self.refresh();
         self.index.iter().filter_map(move |&s| match &self.items[s as usize] {
-            Item::Plain { key, value } if self.live(s) => Some((key, value)),
+            Item::Plain { key, value, .. } if self.live(s) => Some((key, value)),
             _ => None,
         })
     }

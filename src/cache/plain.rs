@@ -66,13 +66,11 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         let ghost = s.is_none() && self.ghosted(h);
         let r = self.engine.write(s, &w, size, ghost).map_err(native)?;
         self.reclaim();
-        if ghost {
-            self.ghost.remove(&h);
-        }
         // Replay first: the slot handed out may be one this write just freed.
         // A write that ends its key at once (a deadline at now) removes the
         // old value through the log instead of overwriting it in place.
         let (mut out, mut old) = self.replay(live.then_some(&key));
+        self.unghost(ghost, h);
         if let Some(r) = r {
             match self.item(r) {
                 Item::Plain { value: prev, .. } => {
@@ -85,8 +83,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                         out.push(Removed { key, field: None, value: prev, reason: Reason::Expired });
                     }
                 }
-                slot => {
-                    *slot = Item::Plain { key, value };
+                _ => {
+                    let seq = self.next_seq();
+                    *self.item(r) = Item::Plain { key, value, seq };
                     self.index_slot(h, r);
                 }
             }

@@ -5,9 +5,11 @@ use super::*;
 impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// Captures the clock, the options and every live entry and field with
     /// its exact clocks and size, converting keys and values with `key` and
-    /// `value` (which also sees the key and the field name). Keys come in slot
-    /// order, fields in insertion order. Encode it with
-    /// [`snapshot::encode`](crate::snapshot::encode). The cache is not changed.
+    /// `value` (which also sees the key and the field name). Keys and fields
+    /// come in insertion order (a key written again keeps its place; one
+    /// that left and came back goes last), as the JS package writes them.
+    /// Encode it with [`snapshot::encode`](crate::snapshot::encode). The
+    /// cache is not changed.
     ///
     /// ```
     /// use lapse_cache::snapshot::{self, Value};
@@ -34,12 +36,17 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         };
         self.refresh();
         let mut entries = Vec::new();
-        for s in self.engine.occupied() {
-            if !self.live(s) {
-                continue;
-            }
+        // Keys in insertion order (SNAPSHOT.md), not slot order.
+        let mut order: Vec<(u32, u32)> = (self.engine.occupied())
+            .filter_map(|s| match self.items.get(s as usize) {
+                Some(Item::Plain { seq, .. } | Item::Hash { seq, .. }) if self.live(s) => Some((*seq, s)),
+                _ => None,
+            })
+            .collect();
+        order.sort_unstable();
+        for (_, s) in order {
             let body = match self.items.get(s as usize) {
-                Some(Item::Plain { key: k, value: v }) => {
+                Some(Item::Plain { key: k, value: v, .. }) => {
                     Body::Plain { weight: self.engine.weight(s), value: value(k, None, v)? }
                 }
                 Some(Item::Hash { key: k, .. }) => {
@@ -102,7 +109,8 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                     let v = value(v)?;
                     let s = c.engine.restore_slot(Kind::Plain, NIL, times(&e.clocks), *weight);
                     let hk = c.hasher.hash_one(&k);
-                    *c.item(s) = Item::Plain { key: k, value: v };
+                    let seq = c.next_seq();
+                    *c.item(s) = Item::Plain { key: k, value: v, seq };
                     c.index_slot(hk, s);
                 }
                 Body::Hash { fields } => {
@@ -120,7 +128,8 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                         *c.item(s) = Item::Field { name, value: v };
                     }
                     let hk = c.hasher.hash_one(&k);
-                    *c.item(h) = Item::Hash { key: k, fields: names };
+                    let seq = c.next_seq();
+                    *c.item(h) = Item::Hash { key: k, fields: names, seq };
                     c.index_slot(hk, h);
                 }
             }

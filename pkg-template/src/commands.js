@@ -1,0 +1,206 @@
+// The commands besides get and set (peek, has, touch, delete, the expiry
+// commands, ttl), the time commands (tick, nextExpiry, purge) and stats.
+// `TtlCache` methods, kept here as functions of the cache that reach its
+// private state through the accessors cache.js exports.
+
+import { DELETED, EXPIRED, NIL } from "./constants.js";
+import { readClock } from "./clock.js";
+import {
+  clock,
+  counters,
+  deadline,
+  drain,
+  flush,
+  liveSlot,
+  loads,
+  now,
+  opts,
+  read,
+  runningLoads,
+  setNow,
+  slot,
+  syncClock,
+  toEngine,
+  valList,
+} from "./cache.js";
+import { Hash } from "./hash.js";
+import { liveKey } from "./hashes.js";
+import { invalidate } from "./loading.js";
+import { F64, memory, syncViews } from "./memory.js";
+import { checkNumber, checkString, condCode, toTime, wrongType } from "./validate.js";
+
+/**
+ * Moves slot `s`'s absolute deadline (`expire`, `expireAt` and their hash
+ * forms); one that changed something wins over a running load of `key`
+ * (`field`).
+ */
+export function expireKey(c, key, field, s, t, rel, cond) {
+  const r = toEngine(c).expireAt(s, t, rel, cond);
+  const calls = drain(c);
+  if (r && runningLoads(c) !== 0) invalidate(c, key, field);
+  flush(c, calls);
+  return r;
+}
+
+export const commandMethods = {
+  /** The live value at `key` without touching it; or `undefined`. */
+  peek(key) {
+    syncClock(this);
+    checkString("key", key);
+    const s = liveSlot(this, key);
+    if (s === NIL) return undefined;
+    const v = valList(this)[s];
+    if (v instanceof Hash) throw wrongType("hash", "plain value");
+    return v;
+  },
+
+  /** Whether `key` holds a live entry or hash. Does not touch it. */
+  has(key) {
+    syncClock(this);
+    checkString("key", key);
+    return liveSlot(this, key) !== NIL;
+  },
+
+  /** Restarts `key`'s idle window. @returns {boolean} false if missing */
+  touch(key) {
+    syncClock(this);
+    checkString("key", key);
+    const s = liveSlot(this, key);
+    if (s === NIL) return false;
+    read(this, s);
+    return true;
+  },
+
+  /** Removes `key` (a plain entry or a whole hash). @returns {boolean} */
+  delete(key) {
+    syncClock(this);
+    checkString("key", key);
+    const s = slot(this, key);
+    if (s === undefined) {
+      if (runningLoads(this) !== 0) invalidate(this, key, undefined); // a cold key's load
+      return false;
+    }
+    const live = liveKey(this, s);
+    toEngine(this).remove(s, live ? DELETED : EXPIRED);
+    const calls = drain(this);
+    // After the state is complete: aborting runs the loaders' listeners.
+    if (runningLoads(this) !== 0) invalidate(this, key, undefined);
+    flush(this, calls);
+    return live;
+  },
+
+  /** Sets an absolute deadline `ms` from now; `ms <= 0` deletes. */
+  expire(key, ms, cond) {
+    syncClock(this);
+    checkString("key", key);
+    checkNumber("ms", ms);
+    return expireKey(this, key, undefined, liveSlot(this, key), ms, true, condCode(cond));
+  },
+
+  /** Sets an absolute deadline at `time` (ms or `Date`); a past time deletes. */
+  expireAt(key, time, cond) {
+    syncClock(this);
+    checkString("key", key);
+    const t = toTime("time", time);
+    return expireKey(this, key, undefined, liveSlot(this, key), t, false, condCode(cond));
+  },
+
+  /** Drops both clocks. @returns {boolean} true if the key had one */
+  persist(key) {
+    syncClock(this);
+    checkString("key", key);
+    const s = liveSlot(this, key);
+    return s !== NIL && toEngine(this).persist(s);
+  },
+
+  /** Ms until the earliest deadline; `Infinity` if none; `undefined` if missing. */
+  ttl(key) {
+    syncClock(this);
+    checkString("key", key);
+    const s = liveSlot(this, key);
+    if (s === NIL) return undefined;
+    const d = deadline(this, s);
+    return d === Infinity ? Infinity : d - now(this);
+  },
+
+  /**
+   * Advances the clock to `now` (default: a fresh reading of the followed
+   * clock, or `Date.now()` for a manual one; an earlier time is ignored) and
+   * removes at most `sweepBudget` expired entries.
+   * @returns {number} how many entries were removed
+   */
+  tick(now) {
+    syncClock(this);
+    if (now === undefined) {
+      const c = clock(this);
+      now = c === undefined ? Date.now() : readClock(c);
+    } else {
+      checkNumber("now", now);
+    }
+    const n = toEngine(this).tick(now);
+    setNow(this, toEngine(this).now());
+    flush(this, drain(this));
+    return n;
+  },
+
+  /**
+   * A time at or before the earliest deadline the cache holds, `Infinity`
+   * if none: when to call `tick()` next (it can be early, never late).
+   * @returns {number}
+   */
+  nextExpiry() {
+    syncClock(this);
+    const t = toEngine(this).nextExpiry();
+    flush(this, drain(this));
+    return t;
+  },
+
+  /** Removes every expired entry now. @returns {number} how many */
+  purge() {
+    syncClock(this);
+    const n = toEngine(this).purge();
+    flush(this, drain(this));
+    return n;
+  },
+
+  /** Counters and gauges for tuning. */
+  stats() {
+    syncClock(this);
+    const p = toEngine(this).stats() >>> 3;
+    syncViews();
+    const a = F64.slice(p, p + 16);
+    const [hits, misses, updated] = counters(this);
+    const reads = hits + misses;
+    const l = loads(this);
+    const o = opts(this);
+    return {
+      hits,
+      misses,
+      hitRatio: reads === 0 ? 0 : hits / reads,
+      expired: a[0],
+      evicted: a[1],
+      deleted: a[2],
+      inserted: a[3],
+      updated: a[4] + updated,
+      ticks: a[5],
+      swept: a[6],
+      rescheduled: a[7],
+      cascaded: a[8],
+      scheduled: a[9],
+      size: a[10] - a[15],
+      entries: a[11],
+      bytes: a[12],
+      smallQueue: a[13],
+      engineBytes: a[14],
+      wasmBytes: memory.buffer.byteLength,
+      now: now(this),
+      maxEntries: o.maxEntries,
+      maxBytes: o.maxBytes,
+      loads: l.started,
+      loadErrors: l.errors,
+      coalesced: l.coalesced,
+      refreshes: l.refreshes,
+      staleServed: l.staleServed,
+    };
+  },
+};

@@ -1,0 +1,285 @@
+// The hash commands (hset ... httl): keys whose value is a `Hash` of fields,
+// each field a slot of its own with its own clocks. They are `TtlCache`
+// methods, kept here as functions of the cache (`c`, or `this` in the methods)
+// that reach its private state through the accessors cache.js exports.
+
+import { DELETED, FAILED, NIL, ST_HASH, TO_MAIN } from "./constants.js";
+import {
+  alive,
+  born,
+  clocksAt,
+  deadline,
+  disposer,
+  drain,
+  dropGhost,
+  expireNow,
+  failed,
+  flush,
+  hit,
+  keyList,
+  keyMap,
+  live,
+  liveSlot,
+  measure,
+  miss,
+  now,
+  read,
+  runningLoads,
+  sizeOf,
+  slot,
+  statusAt,
+  syncClock,
+  toEngine,
+  valList,
+} from "./cache.js";
+import { expireKey } from "./commands.js";
+import { Hash } from "./hash.js";
+import { invalidate } from "./loading.js";
+import { F64, U32 } from "./memory.js";
+import { checkNumber, checkString, checkValue, condCode, parseWrite, toTime, wAt, wIdle, wTtl, wrongType } from "./validate.js";
+
+/**
+ * Whether a key's slot is live: its clocks, and for a hash at least one
+ * live field (a hash goes with its last field, swept or not).
+ */
+export function liveKey(c, s) {
+  if (!live(c, s)) return false;
+  const v = valList(c)[s];
+  if (!(v instanceof Hash)) return true;
+  if (v.graced) return false; // every field is in grace: no scan
+  // Scanning the fields in insertion order on every access cost O(dead
+  // fields) each time the old ones had expired unswept (issue 13). The
+  // witness makes that one scan per witness lifetime: it is the field with
+  // the latest deadline seen, so it goes last of those it was chosen among.
+  const w = v.witness;
+  if (w >= 0 && live(c, w) && v.fields.get(keyList(c)[w]) === w) return true;
+  let best = -1;
+  let latest = now(c);
+  for (const f of v.fields.values()) {
+    const t = clocksAt(c) + f * 3;
+    const idle = F64[t + 1] + F64[t + 2];
+    const d = F64[t] < idle ? F64[t] : idle;
+    if (d > latest) {
+      latest = d;
+      best = f;
+    }
+  }
+  v.witness = best;
+  return best >= 0;
+}
+
+/** The live hash slot of `key`, or NIL; throws WRONGTYPE on a plain key. */
+export function hashSlot(c, key) {
+  const h = liveSlot(c, key);
+  if (h !== NIL && !(valList(c)[h] instanceof Hash)) throw wrongType("plain value", "hash");
+  return h;
+}
+
+/** The live field slot, or NIL. */
+export function fieldSlot(c, h, field) {
+  if (h === NIL) return NIL;
+  const f = valList(c)[h].fields.get(field);
+  return f !== undefined && live(c, f) ? f : NIL;
+}
+
+export function liveFields(c, h, box) {
+  const out = new Map();
+  for (const [name, f] of box.fields) if (live(c, f)) out.set(name, valList(c)[f]);
+  return out;
+}
+
+/** What the index holds for `key`; WRONGTYPE on a live plain entry. */
+function hashTarget(c, key) {
+  const h = keyMap(c).get(key);
+  if (h !== undefined && h >= 0 && !(valList(c)[h] instanceof Hash) && liveKey(c, h)) {
+    throw wrongType("plain value", "hash");
+  }
+  return h;
+}
+
+export const hashMethods = {
+  /** Writes a hash field. @returns {boolean} true if the field is new */
+  hset(key, field, value, opts) {
+    syncClock(this);
+    checkString("key", key);
+    checkString("field", field);
+    checkValue(value);
+    alive(this);
+    let flags = parseWrite(opts);
+    const ttl = wTtl;
+    const idle = wIdle;
+    const at = wAt;
+    let w = 0;
+    if (sizeOf(this) !== undefined) {
+      hashTarget(this, key); // WRONGTYPE before sizeOf sees the value
+      w = measure(this, value, key, field);
+    }
+    // Looked up after the last user code (see #setSlow).
+    let h = hashTarget(this, key);
+    let f = NIL;
+    const returning = h !== undefined && h < 0;
+    if (h === undefined || returning) {
+      h = NIL;
+    } else if (liveKey(this, h)) {
+      const fs = valList(this)[h].fields.get(field);
+      if (fs !== undefined) f = fs;
+    }
+    if (returning) flags |= TO_MAIN;
+    const r = toEngine(this).hwrite(h, f, flags, ttl, idle, at, w);
+    // A failed write can still have grown (moved) the engine's columns.
+    if (r === FAILED) throw failed(this);
+    let calls = drain(this);
+    if (returning && r === NIL) dropGhost(this, key);
+    if (calls === null && disposer(this) !== undefined) calls = [];
+    if (r === NIL) {
+      if (runningLoads(this) !== 0) invalidate(this, key, field, true);
+      flush(this, calls);
+      return false;
+    }
+    const hs = U32[statusAt(this) + ST_HASH];
+    let box = valList(this)[hs];
+    if (keyList(this)[hs] === undefined) {
+      box = new Hash();
+      if (returning) dropGhost(this, key);
+      keyMap(this).set(key, hs);
+      keyList(this)[hs] = key;
+      valList(this)[hs] = box;
+    }
+    const isNew = keyList(this)[r] === undefined;
+    const stamps = born(this);
+    if (stamps !== null) stamps[r] = now(this);
+    if (isNew) {
+      box.fields.set(field, r);
+      keyList(this)[r] = field;
+      valList(this)[r] = value;
+    } else {
+      const old = valList(this)[r];
+      valList(this)[r] = value;
+      if (calls !== null && old !== value) calls.push(old, key, "replaced", field);
+    }
+    // After the state is complete: aborting runs the loaders' listeners.
+    if (runningLoads(this) !== 0) invalidate(this, key, field, true);
+    flush(this, calls);
+    return isNew;
+  },
+
+  /** A live field's value, restarting the field's and the key's idle windows. */
+  hget(key, field) {
+    syncClock(this);
+    checkString("key", key);
+    checkString("field", field);
+    const s = slot(this, key);
+    if (s === undefined) {
+      miss(this);
+      return undefined;
+    }
+    if (!liveKey(this, s)) {
+      miss(this);
+      expireNow(this, s);
+      return undefined;
+    }
+    const box = valList(this)[s];
+    if (!(box instanceof Hash)) throw wrongType("plain value", "hash");
+    const f = box.fields.get(field);
+    if (f === undefined) {
+      miss(this);
+      return undefined;
+    }
+    if (!live(this, f)) {
+      miss(this);
+      expireNow(this, f);
+      return undefined;
+    }
+    read(this, f);
+    read(this, s);
+    hit(this);
+    return valList(this)[f];
+  },
+
+  /** Whether the field is live. No touch. */
+  hhas(key, field) {
+    syncClock(this);
+    checkString("key", key);
+    checkString("field", field);
+    return fieldSlot(this, hashSlot(this, key), field) !== NIL;
+  },
+
+  /** Removes a field; the last one takes the key. @returns {boolean} */
+  hdel(key, field) {
+    syncClock(this);
+    checkString("key", key);
+    checkString("field", field);
+    const f = fieldSlot(this, hashSlot(this, key), field);
+    if (f === NIL) {
+      if (runningLoads(this) !== 0) invalidate(this, key, field);
+      return false;
+    }
+    toEngine(this).remove(f, DELETED);
+    const calls = drain(this);
+    if (runningLoads(this) !== 0) invalidate(this, key, field);
+    flush(this, calls);
+    return true;
+  },
+
+  /** Number of live fields (0 if the key is missing). */
+  hlen(key) {
+    syncClock(this);
+    checkString("key", key);
+    const h = hashSlot(this, key);
+    if (h === NIL) return 0;
+    let n = 0;
+    for (const f of valList(this)[h].fields.values()) if (live(this, f)) n++;
+    return n;
+  },
+
+  /** A `Map` of the live fields (empty if the key is missing). No touch. */
+  hgetall(key) {
+    syncClock(this);
+    checkString("key", key);
+    const h = hashSlot(this, key);
+    return h === NIL ? new Map() : liveFields(this, h, valList(this)[h]);
+  },
+
+  /** Sets a field's absolute deadline `ms` from now; `ms <= 0` deletes it. */
+  hexpire(key, field, ms, cond) {
+    syncClock(this);
+    checkString("key", key);
+    checkString("field", field);
+    checkNumber("ms", ms);
+    const c = condCode(cond);
+    return expireKey(this, key, field, fieldSlot(this, hashSlot(this, key), field), ms, true, c);
+  },
+
+  /** Sets a field's absolute deadline at `time`; a past time deletes it. */
+  hexpireAt(key, field, time, cond) {
+    syncClock(this);
+    checkString("key", key);
+    checkString("field", field);
+    const t = toTime("time", time);
+    const c = condCode(cond);
+    return expireKey(this, key, field, fieldSlot(this, hashSlot(this, key), field), t, false, c);
+  },
+
+  /** Drops a field's clocks. @returns {boolean} true if it had one */
+  hpersist(key, field) {
+    syncClock(this);
+    checkString("key", key);
+    checkString("field", field);
+    const f = fieldSlot(this, hashSlot(this, key), field);
+    return f !== NIL && toEngine(this).persist(f);
+  },
+
+  /** Ms until the field goes (its own clocks or its key's, whichever first). */
+  httl(key, field) {
+    syncClock(this);
+    checkString("key", key);
+    checkString("field", field);
+    const h = hashSlot(this, key);
+    const f = fieldSlot(this, h, field);
+    if (f === NIL) return undefined;
+    const df = deadline(this, f);
+    const dh = deadline(this, h);
+    const d = df < dh ? df : dh;
+    return d === Infinity ? Infinity : d - now(this);
+  },
+};

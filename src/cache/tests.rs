@@ -1,0 +1,42 @@
+//! Native-host internals the public API cannot reach: insertion numbers
+//! running out, and the ghost queue's stale entries.
+
+use super::*;
+use crate::snapshot::Value;
+
+fn order(c: &TtlCache<u32, u32>) -> Vec<u32> {
+    let snap = c.snapshot_with(|k| vec![*k as u16], |_, _, v| Ok(Value::Number(f64::from(*v)))).unwrap();
+    snap.entries.iter().map(|e| u32::from(e.key[0])).collect()
+}
+
+#[test]
+fn insertion_numbers_that_run_out_are_renumbered_in_order() {
+    let mut c: TtlCache<u32, u32> = TtlCache::new(0.0);
+    c.seq = u32::MAX - 3;
+    c.set(5, 0, Write::default()).unwrap();
+    c.set(3, 0, Write::default()).unwrap();
+    c.delete(&5);
+    c.set(7, 0, Write::default()).unwrap(); // in the slot 5 left: slot order differs
+    c.set(9, 0, Write::default()).unwrap(); // the numbers ran out here
+    c.set(1, 0, Write::default()).unwrap();
+    c.set(3, 1, Write::default()).unwrap(); // an overwrite keeps its place
+    assert_eq!(order(&c), [3, 7, 9, 1]);
+    assert_eq!(c.seq, 4);
+}
+
+#[test]
+fn keys_that_keep_coming_back_do_not_grow_the_ghost_queue() {
+    // maxEntries 2: each new key evicts one never read (a ghost), which then
+    // comes back; every return leaves a stale queue entry behind.
+    let opts = Options { max_entries: Some(2), ..Default::default() };
+    let mut c: TtlCache<u32, u32> = TtlCache::with_options(opts, 0.0).unwrap();
+    let mut most = 0;
+    for i in 0..2000u32 {
+        c.set(i % 3, i, Write::default()).unwrap();
+        c.check_invariants().unwrap();
+        assert!(c.ghosts.len() <= 2, "the cap counts ghosts");
+        most = most.max(c.ghosts.queued());
+    }
+    assert!(most > 64, "stale entries piled up to the compaction point");
+    assert!(most <= 2 * 2 + 64 + 1, "the queue held {most} entries for at most 2 ghosts");
+}
