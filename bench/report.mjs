@@ -216,6 +216,26 @@ export function markdown(result, jsonPath) {
         : ""),
   );
   if (m.quick) parts.push("**Quick run: small sizes, few rounds; the figures mean nothing.**");
+  const losses = [];
+  for (const [name, env] of envs) {
+    for (const r of env.rows) {
+      const l = r.values.lapse;
+      const o = r.values["lru-cache"];
+      if (r.unit === "ops/s" && l !== undefined && o !== undefined && l < o) {
+        losses.push(`${name}: ${WORKLOADS[r.workload]?.split(":")[0] ?? r.workload} — ${r.metric} @ ${sizeLabel(r.size)}: ${x(l / o)} lru-cache`);
+      }
+    }
+  }
+  if (result.memory?.subjects.lapse && result.memory.subjects["lru-cache"]) {
+    const m = result.memory.subjects;
+    if (m.lapse.bytesPerEntry > m["lru-cache"].bytesPerEntry) {
+      losses.push(`memory per entry at ${sizeLabel(result.memory.n)}: ${m.lapse.bytesPerEntry.toFixed(1)} bytes vs lru-cache's ${m["lru-cache"].bytesPerEntry.toFixed(1)}`);
+    }
+  }
+  if (losses.length) {
+    parts.push("### Where lapse loses to lru-cache in this run");
+    parts.push(losses.map((l) => `- ${l}`).join("\n"));
+  }
   parts.push("### Goals (reported, not asserted)");
   parts.push(goals(result).map((g) => `- ${g.ok ? "**pass**" : "**miss**"} ${g.text}`).join("\n"));
   for (const [name, env] of envs) {
