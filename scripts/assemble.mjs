@@ -2,14 +2,13 @@
 // Assembles the npm package in pkg/ from the wasm-bindgen output, the
 // optimized .wasm and pkg-template/. Run by `make build`; see the Makefile.
 //
-//   node scripts/assemble.mjs --glue build/glue/lapse.js --wasm build/opt/lapse_bg.wasm \
+//   node scripts/assemble.mjs --wasm build/opt/lapse_bg.wasm \
 //        --cache pkg-template/src/cache.js --out pkg
 //
 // Layout (the lead's cache.js relies on it):
 //   pkg/package.json README.md LICENSE API.md index.d.ts index.d.cts
-//   pkg/dist/glue.js         wasm-bindgen --target web output, cut to initSync
-//                            (no async init, no fetch, no import.meta.url) and
-//                            with TextDecoder/TextEncoder fallbacks
+//   pkg/dist/glue.js         RawEngine over the wasm's exports (hand-written,
+//                            pkg-template/src/glue.js; export names shortened)
 //   pkg/dist/wasm.js         the optimized .wasm as a JS string (see encodeWasm)
 //   pkg/dist/lapse_bg.wasm   wasm-opt -Oz output (for workerd, and users who want it)
 //   pkg/dist/cache.js        TtlCache (does not initialize wasm)
@@ -24,11 +23,11 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { spawnSync } from "node:child_process";
 import { buildSync } from "esbuild";
+import { gzipSync } from "node:zlib";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const { values: args } = parseArgs({
   options: {
-    glue: { type: "string", default: "build/glue/lapse.js" },
     wasm: { type: "string", default: "build/opt/lapse_bg.wasm" },
     cache: { type: "string", default: "pkg-template/src/cache.js" },
     out: { type: "string", default: "pkg" },
@@ -55,35 +54,29 @@ const version = field("version") ?? die("no version in Cargo.toml [package]");
 const license = field("license") ?? "MIT OR Apache-2.0";
 
 // ---- inputs ------------------------------------------------------------------
-for (const f of [args.glue, args.wasm, args.cache]) {
+for (const f of [args.wasm, args.cache]) {
   if (!existsSync(r(f))) die(`missing input ${f}`);
 }
 
 rmSync(out, { recursive: true, force: true });
 mkdirSync(dist, { recursive: true });
 
-// glue.js: the wasm-bindgen JS, reduced to what a synchronous start needs.
-let glue = readFileSync(r(args.glue), "utf8");
-glue = glue.replace(/^\/\* @ts-self-types="[^"]*" \*\/\n/, "");
-if (!glue.includes("function initSync(") || !glue.includes("__wbg_init as default")) {
-  die(`${args.glue} does not look like wasm-bindgen --target web output`);
-}
-glue = cutAsyncInit(glue);
-glue = slimGlue(glue);
-glue = textCodecFallbacks(glue) + glue;
 let wasm = readFileSync(r(args.wasm));
 if (!WebAssembly.validate(wasm)) die(`${args.wasm} is not a valid wasm module`);
-if (args.features !== undefined) ({ wasm, glue } = minifyNames(r(args.wasm), glue, args.features));
-writeFileSync(join(dist, "glue.js"), glue);
-writeFileSync(join(dist, "lapse_bg.wasm"), wasm);
-writeFileSync(join(dist, "wasm.js"), encodeWasm(wasm));
 
-// Every .js in pkg-template/src (entries + the lead's cache.js and any helper
-// it imports); cache.js may come from elsewhere (a stand-in) via --cache.
+// Every .js in pkg-template/src (entries, glue.js + the lead's cache.js and
+// any helper it imports); cache.js may come from elsewhere (a stand-in) via --cache.
 for (const f of readdirSync(join(template, "src"))) {
   if (f.endsWith(".js") && f !== "cache.js") copyFileSync(join(template, "src", f), join(dist, f));
 }
 copyFileSync(r(args.cache), join(dist, "cache.js"));
+if (args.features !== undefined) {
+  let glue = readFileSync(join(dist, "glue.js"), "utf8");
+  ({ wasm, glue } = minifyNames(r(args.wasm), glue, args.features));
+  writeFileSync(join(dist, "glue.js"), glue);
+}
+writeFileSync(join(dist, "lapse_bg.wasm"), wasm);
+writeFileSync(join(dist, "wasm.js"), encodeWasm(wasm, bestRotation(wasm)));
 
 // lapse.cjs: lapse.js bundled to CommonJS (require() of ESM is not available
 // everywhere: Node < 20.19, Jest's module system).
@@ -175,15 +168,12 @@ writeFileSync(join(out, "package.json"), JSON.stringify(pkg, null, 2) + "\n");
 
 console.log(`assemble: pkg/ lapse@${version}: ${readdirSync(dist).sort().join(" ")}`);
 
-// ---- short import/export names --------------------------------------------------
+// ---- short export names ----------------------------------------------------------
 
-// wasm-bindgen names imports like "__wbg_new_784d9f2a66cc26d0" (from module
-// "./lapse_bg.js") and exports like "rawengine_checkSnapshot"; both sides ship
-// them (the wasm's import/export sections, the glue's import object and its
-// `wasm.name` calls), and their hashes gzip badly. binaryen renames them to
-// "a", "b", ... and prints the mapping; the glue is rewritten to match, and
-// every `wasm.name` of the glue must be in the mapping. 296 B less gzipped on
-// the .wasm alone (42,312 B raw), more with the glue.
+// The exports are named for the JS methods ("rawengine_expireAt"); both sides
+// ship them (the wasm's export section, the glue's `wasm.name` calls).
+// binaryen renames them to "a", "b", ... and prints the mapping; the glue is
+// rewritten to match, and every `wasm.name` of the glue must be in the mapping.
 function minifyNames(wasmPath, src, features) {
   const tmp = join(dist, ".min.wasm");
   const res = spawnSync(
@@ -196,112 +186,41 @@ function minifyNames(wasmPath, src, features) {
   rmSync(tmp);
   const map = JSON.parse(res.stdout.slice(res.stdout.indexOf("{")));
   const exports = new Map(map.exports.map(([from, to]) => [from, to]));
-  const modules = new Set(map.imports.map(([mod]) => mod));
-  if (modules.size !== 1) die(`glue: expected one import module, got ${[...modules].join(", ")}`);
-  const [mod] = modules;
-  const newMod = WebAssembly.Module.imports(new WebAssembly.Module(bytes))[0]?.module;
+  if (map.imports.length) die(`glue: the module imports ${map.imports.map((i) => i.join(".")).join(", ")}; the glue provides nothing`);
   src = src.replace(/\bwasm\.([A-Za-z_$][\w$]*)/g, (m, name) => {
     if (!exports.has(name)) die(`glue: wasm.${name} is not an export of the module`);
     return `wasm.${exports.get(name)}`;
   });
-  for (const [, from, to] of map.imports) {
-    const key = new RegExp(`^(\\s+)${from}:`, "m");
-    if (!key.test(src)) die(`glue: import ${from} not found`);
-    src = src.replace(key, `$1${to}:`);
-  }
-  const modKey = `"${mod}": import0`;
-  if (!src.includes(modKey)) die(`glue: import module "${mod}" not found`);
-  src = src.replace(modKey, `"${newMod}": import0`);
-  // Check: the rewritten glue's import object satisfies the module.
-  const imports = new Function(`${src.replace(/^export /gm, "").replace(/^import .*$/gm, "")}; return __wbg_get_imports();`)();
-  for (const i of WebAssembly.Module.imports(new WebAssembly.Module(bytes))) {
-    if (typeof imports[i.module]?.[i.name] !== "function") die(`glue: no import ${i.module}.${i.name}`);
-  }
   return { wasm: bytes, glue: src };
-}
-
-// ---- glue surgery --------------------------------------------------------------
-
-// Removes wasm-bindgen's async init (__wbg_load, __wbg_init, __wbg_init_once):
-// its `new URL("lapse_bg.wasm", import.meta.url)` and fetch() are what bundlers
-// (webpack/Next.js emit the asset, esbuild for CJS leaves import.meta empty) and
-// dev servers trip on, and no entry uses it.
-function cutAsyncInit(src) {
-  const cut = (from, to) => {
-    const a = src.indexOf(from);
-    const b = src.indexOf(to, a);
-    if (a < 0 || b < 0) die(`glue: cannot find "${from}" ... "${to}" (wasm-bindgen output changed?)`);
-    src = src.slice(0, a) + src.slice(b);
-  };
-  cut("async function __wbg_load(", "function initSync(");
-  cut("let __wbg_init_promise;", "export { initSync, __wbg_init as default };");
-  src = src.replace("export { initSync, __wbg_init as default };", "export { initSync };");
-  if (/import\.meta|fetch\(|__wbg_init\b/.test(src)) die("glue: async init not fully removed");
-  return src;
-}
-
-// Bytes every browser app downloads, for paths lapse never takes: the
-// decoder's Safari workaround for decoding over 2 GB in total (lapse decodes
-// only error messages), and initSync's warning for a deprecated call form
-// (lapse.js and workerd.js pass { module }). Each cut only if the code is
-// there as expected: a wasm-bindgen upgrade that changes it costs bytes, not
-// correctness. The decoder is also created lazily, at the first message.
-function slimGlue(src) {
-  const a = src.indexOf("let cachedTextDecoder = new TextDecoder(");
-  const b = src.indexOf("let WASM_VECTOR_LEN", a);
-  if (a >= 0 && b > a && /function decodeText\(bytes\)/.test(src.slice(a, b))) {
-    src = src.slice(0, a) +
-      "let cachedTextDecoder;\n" +
-      "function decodeText(bytes) {\n" +
-      "    if (!cachedTextDecoder) cachedTextDecoder = new TextDecoder('utf-8', { ignoreBOM: true });\n" +
-      "    return cachedTextDecoder.decode(bytes);\n" +
-      "}\n\n" + src.slice(b);
-  }
-  const warn = /( {4}if \(module !== undefined\) \{\n {8}if \(Object\.getPrototypeOf\(module\) === Object\.prototype\) \{\n {12}\(\{module\} = module\)\n {8}\} else \{\n {12}console\.warn\('using deprecated parameters for `initSync\(\)`; pass a single object instead'\)\n {8}\}\n {4}\}\n)/;
-  src = src.replace(warn, "    ({ module } = module);\n");
-  return src;
-}
-
-// Jest's jsdom environment (and some embedded engines) have no TextDecoder /
-// TextEncoder. The binding passes strings only on error paths (messages from
-// Rust), so a small, slow, correct fallback is enough; module-scope consts
-// shadow the globals inside glue.js only.
-function textCodecFallbacks(src) {
-  let pre = "";
-  if (src.includes("TextDecoder")) {
-    pre +=
-      "const TextDecoder = globalThis.TextDecoder || class {\n" +
-      "  decode(b) {\n" +
-      "    let s = \"\";\n" +
-      "    if (b) for (let i = 0; i < b.length; i++) s += (b[i] < 16 ? \"%0\" : \"%\") + b[i].toString(16);\n" +
-      "    return decodeURIComponent(s);\n" +
-      "  }\n" +
-      "};\n";
-  }
-  if (src.includes("TextEncoder")) {
-    pre +=
-      "const TextEncoder = globalThis.TextEncoder || class {\n" +
-      "  encode(s) {\n" +
-      "    const u = unescape(encodeURIComponent(s));\n" +
-      "    const b = new Uint8Array(u.length);\n" +
-      "    for (let i = 0; i < u.length; i++) b[i] = u.charCodeAt(i);\n" +
-      "    return b;\n" +
-      "  }\n" +
-      "  encodeInto(s, v) {\n" +
-      "    const b = this.encode(s);\n" +
-      "    v.set(b);\n" +
-      "    return { read: s.length, written: b.length };\n" +
-      "  }\n" +
-      "};\n";
-  }
-  return pre ? "// Fallbacks for hosts without TextDecoder/TextEncoder (scripts/assemble.mjs).\n" + pre : "";
 }
 
 // ---- the embedded wasm ---------------------------------------------------------
 
+// The rotation k (see encodeWasm) that gives the smallest browser bundle as
+// scripts/size.mjs measures it (esbuild --bundle --minify, gzip -9): any k
+// decodes the same bytes, so the choice only moves the download.
+function bestRotation(bytes) {
+  let best = { k: 0, n: Infinity };
+  for (let k = 0; k < 190; k++) {
+    writeFileSync(join(dist, "wasm.js"), encodeWasm(bytes, k));
+    const res = buildSync({
+      entryPoints: [join(dist, "lapse.js")],
+      bundle: true,
+      minify: true,
+      format: "esm",
+      platform: "browser",
+      write: false,
+      logLevel: "silent",
+    });
+    const n = gzipSync(res.outputFiles[0].contents, { level: 9 }).length;
+    if (n < best.n) best = { k, n };
+  }
+  return best.k;
+}
+
 // The .wasm as a JS string, one char per byte, with the bytes remapped by
 // frequency: the 95 most common wasm bytes become the printable ASCII chars
-// (0x20-0x7e, most common first), the other bytes take the remaining char
+// (0x7e down to 0x20, most common first), the other bytes take the remaining char
 // codes in ascending order. Every byte always maps to the same text, so gzip
 // still finds the .wasm's repeats (base64 shifts them by 0/2/4 bits and loses
 // most). Measured on a 69,759-byte wasm, esbuild --minify then gzip -9, the
@@ -311,14 +230,24 @@ function textCodecFallbacks(src) {
 // list H (about 250 B less than the full table in a whole bundle, net). In a
 // whole app bundle base64 costs 10.6 KB over the raw .wasm, this about 1.8 KB
 // (1.2 KB on a 44 KB wasm). The source stays pure ASCII, so no tool or page
-// charset can alter it. Decoding is one table lookup per byte.
-function encodeWasm(bytes) {
+// charset can alter it. Decoding is one table lookup per byte. Measured in
+// the app bundle (31,319 B): printable chars taken from 0x7e down rather than
+// from 0x20 up, 96 B less; also giving the next 29 bytes the control chars
+// esbuild writes raw (not as \xNN), 33 B more (1 to 126 upwards: 822 B more).
+// Which printable char the most common byte gets (the rotation k) moved the
+// app bundle by up to 500 B (gzip shares its Huffman codes between the code
+// and the string), and so did the direction: bestRotation measures both
+// directions and every k on the bundle itself.
+function encodeWasm(bytes, k) {
+  // k < 95: from 0x7e down; k >= 95: from 0x20 up.
+  const at = (i) => (k < 95 ? 126 - ((i + k) % 95) : 32 + ((i + k) % 95));
+  const atJs = k < 95 ? `126 - ((i + ${k}) % 95)` : `32 + ((i + ${k % 95}) % 95)`;
   const freq = new Array(256).fill(0);
   for (const b of bytes) freq[b]++;
   const byFreq = [...Array(256).keys()].sort((a, b) => freq[b] - freq[a] || a - b);
   const top = byFreq.slice(0, 95);
   const code = new Array(256); // wasm byte -> char code
-  top.forEach((b, i) => (code[b] = 0x20 + i));
+  top.forEach((b, i) => (code[b] = at(i)));
   const restChars = [...Array(256).keys()].filter((c) => c < 0x20 || c > 0x7e);
   [...Array(256).keys()].filter((b) => code[b] === undefined).forEach((b, i) => (code[b] = restChars[i]));
   const lit = (codes) => {
@@ -330,8 +259,8 @@ function encodeWasm(bytes) {
   };
   const text = Array.from(bytes, (b) => code[b]);
   return `// Generated by scripts/assemble.mjs: lapse_bg.wasm (${bytes.length} bytes) as a string,
-// one char per byte. Char 0x20 + i stands for byte H[i]; the other chars, in
-// ascending order, for the bytes not in H, in ascending order.
+// one char per byte. Char ${atJs} stands for byte H[i]; the
+// other chars, in ascending order, for the bytes not in H, in ascending order.
 const W = ${lit(text)};
 const H = ${lit(top)};
 
@@ -339,7 +268,7 @@ const H = ${lit(top)};
 export function wasmBytes() {
   const t = new Uint8Array(256); // char code -> byte
   const inH = new Uint8Array(256);
-  for (let i = 0; i < 95; i++) inH[(t[0x20 + i] = H.charCodeAt(i))] = 1;
+  for (let i = 0; i < 95; i++) inH[(t[${atJs}] = H.charCodeAt(i))] = 1;
   for (let c = 0, b = 0; c < 256; c++) {
     if (c >= 0x20 && c <= 0x7e) continue;
     while (inH[b]) b++;

@@ -11,18 +11,17 @@ const csv = execFileSync("twiggy", ["top", "-f", "csv", file], { encoding: "utf8
 
 // First match wins; names are twiggy's (demangled Rust, wasm-bindgen's shims).
 const GROUPS = [
-  ["allocator (src/heap.rs; before: dlmalloc)", /lapse::heap|dlmalloc|__rust_(alloc|realloc|dealloc)|__rdl_/],
+  ["allocator (src/heap.rs; before: dlmalloc)", /lapse_cache::heap|dlmalloc|__rust_(alloc|realloc|dealloc)|__rdl_/],
   ["data: message text, panic locations", /^data segment/],
-  ["snapshot decoder + restore", /lapse::snapshot|restore|checkSnapshot/],
+  ["snapshot decoder + restore", /lapse_cache::snapshot|restore|checkSnapshot/],
   [
     "error messages (src/error.rs and call sites)",
-    /lapse::error|clock::(show|finite_time|lifetime|delay)|binding::limit|From<lapse::error::Error>|takeError/,
+    /lapse_cache::error|clock::(show|finite_time|lifetime|delay)|binding::limit|lapse_error|takeError/,
   ],
-  ["engine (engine, wheel, policy, list, clock)", /lapse::(engine|wheel|policy|list|clock)/],
-  ["binding exports (src/binding.rs; engine code inlined)", /lapse::binding|^rawengine|RawEngine|wasmMemory/],
+  ["engine (engine, wheel, policy, list, clock)", /lapse_cache::(engine|wheel|policy|list|clock)/],
+  ["binding exports (src/binding.rs, abi.rs; engine code inlined)", /lapse_cache::binding|^rawengine|RawEngine/],
   ["core::fmt, std's panic machinery", /core(\[[0-9a-f]+\])?::fmt|alloc(\[[0-9a-f]+\])?::fmt|^std\[|std::|panicking|Display|Debug/],
-  ["core/alloc (Vec growth, slices, panic stubs)", /^(<)?(alloc|core)(\[|::)|alloc::|core::/],
-  ["wasm-bindgen runtime", /wasm_bindgen|externref|wbindgen|__wbg/],
+  ["core/alloc (Vec growth, slices, panic stubs, memcpy)", /^(<)?(alloc|core)(\[|::)|alloc::|core::|^mem(cpy|set|move)|compiler_builtins/],
   ["types, imports, exports, tables", /./],
 ];
 

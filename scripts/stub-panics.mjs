@@ -27,15 +27,16 @@ if (!input || !output) {
   process.exit(2);
 }
 
-// Rust's `-> !` panic entry points (v0-mangled names as wasm-bindgen keeps them).
+// Rust's `-> !` panic entry points: their paths, demangled from the v0
+// names of the name section (see `demangle`).
 const PANICS = [
-  /^core\[[0-9a-f]+\]::panicking::/,
-  /^core\[[0-9a-f]+\]::option::(expect_failed|unwrap_failed)$/,
-  /^core\[[0-9a-f]+\]::result::unwrap_failed$/,
-  /^core\[[0-9a-f]+\]::slice::index::slice_[a-z_]*fail$/,
-  /^alloc\[[0-9a-f]+\]::raw_vec::(handle_error|capacity_overflow)$/,
-  /^alloc\[[0-9a-f]+\]::alloc::handle_alloc_error$/,
-  /^__rustc\[[0-9a-f]+\]::rust_begin_unwind$/,
+  /^core::panicking::/,
+  /^core::option::(expect_failed|unwrap_failed)$/,
+  /^core::result::unwrap_failed$/,
+  /^core::slice::index::slice_[a-z_]*fail$/,
+  /^alloc::raw_vec::(handle_error|capacity_overflow)$/,
+  /^alloc::alloc::handle_alloc_error$/,
+  /^__rustc::rust_begin_unwind$/,
 ];
 // Must be found, or the names changed and this script silently did nothing.
 const REQUIRED = [/::panicking::panic_fmt$/, /::rust_begin_unwind$/];
@@ -52,6 +53,42 @@ m.setFeatures(
   F.MVP | F.BulkMemory | F.BulkMemoryOpt | F.NontrappingFPToInt | F.SignExt | F.MutableGlobals | F.ReferenceTypes |
     F.Multivalue | F.CallIndirectOverlong,
 );
+
+/**
+ * The path of a v0-mangled plain function name (`_RNvNtCs<hash>_4core9panicking9panic_fmt`
+ * is `core::panicking::panic_fmt`), or the name itself when it is anything
+ * else (generics, legacy `_ZN` names: no panic entry point is one).
+ */
+function demangle(name) {
+  let i = 2;
+  const ident = () => {
+    if (name[i] === "s") i = name.indexOf("_", i) + 1; // disambiguator
+    const m = /^\d+/.exec(name.slice(i));
+    if (!m) throw 0;
+    i += m[0].length;
+    if (name[i] === "_") i++;
+    const n = Number(m[0]);
+    i += n;
+    return name.slice(i - n, i);
+  };
+  const path = () => {
+    const c = name[i++];
+    if (c === "C") return ident();
+    if (c === "N") {
+      i++; // namespace tag
+      const parent = path();
+      return `${parent}::${ident()}`;
+    }
+    throw 0;
+  };
+  try {
+    if (!name.startsWith("_R")) return name;
+    const p = path();
+    return i === name.length ? p : name;
+  } catch {
+    return name;
+  }
+}
 
 const funcs = new Map();
 for (let i = 0; i < m.getNumFunctions(); i++) {
@@ -77,7 +114,7 @@ function reachesJs(name, seen = new Set()) {
 
 const stubbed = [];
 for (const [name, f] of funcs) {
-  if (!PANICS.some((re) => re.test(name)) || isImport(name)) continue;
+  if (!PANICS.some((re) => re.test(demangle(name))) || isImport(name)) continue;
   const info = binaryen.getFunctionInfo(f);
   const body = text(name);
   if (binaryen.getExpressionType(info.body) !== binaryen.unreachable || /\breturn\b/.test(body)) {
@@ -87,9 +124,12 @@ for (const [name, f] of funcs) {
   stubbed.push([f, name]);
 }
 for (const re of REQUIRED) {
-  if (!stubbed.some(([, n]) => re.test(n))) throw new Error(`stub-panics: no function matches ${re} (toolchain names changed?)`);
+  if (!stubbed.some(([, n]) => re.test(demangle(n)))) throw new Error(`stub-panics: no function matches ${re} (toolchain names changed?)`);
 }
 for (const [f] of stubbed) binaryen._BinaryenFunctionSetBody(f, m.unreachable());
+// The linker exports the heap's and data's bounds; no JS reads them (heap.rs
+// has __heap_base as a constant), and an export keeps its global alive.
+for (const name of ["__heap_base", "__data_end"]) if (m.getExport(name)) m.removeExport(name);
 if (!m.validate()) throw new Error("stub-panics: the module does not validate");
 const bytes = m.emitBinary();
 if (!WebAssembly.validate(bytes)) throw new Error("stub-panics: the output is not valid wasm for this Node");

@@ -16,7 +16,8 @@
 // code points into it and every data word that does is such a dead
 // `Location`; a panic message piece when no code points into it and nothing
 // references the 80 bytes around each data word pointing at it (its pieces
-// array). Anything else is left as it was. Fails the build if nothing is found, so a
+// array); core::fmt's digit table when nothing points into it. Anything else
+// is left as it was. Fails the build if nothing is found, so a
 // toolchain change that moves the strings does not pass silently.
 import { readFileSync, writeFileSync } from "node:fs";
 import { execFileSync } from "node:child_process";
@@ -154,6 +155,13 @@ for (const msg of found(MESSAGES)) {
     if (codeHits(w.at - 64, w.at + 16) || dataPointersInto(w.at - 64, w.at + 16).length > 0) dead = false;
   }
   if (dead) zero(msg.lo, msg.hi);
+  else kept++;
+}
+// core::fmt's two-digit table ("00" to "99", 200 bytes): dead when nothing
+// points into it (the integer formatting that read it is gone).
+const DIGITS = new RegExp(Array.from({ length: 100 }, (_, i) => String(i).padStart(2, "0")).join(""), "g");
+for (const lut of found(DIGITS)) {
+  if (unreferenced(lut.lo, lut.hi)) zero(lut.lo, lut.hi);
   else kept++;
 }
 if (zeroed === 0) {

@@ -1,4 +1,4 @@
-//! The wasm-bindgen surface, used only by `pkg-template/src/cache.js`.
+//! The engine's surface for `pkg-template/src/cache.js` (exported by `abi.rs`).
 //!
 //! Only numbers cross the boundary: JS keeps keys and values, and names slots
 //! by index. After every call JS reads a small status block (log pointer and
@@ -6,8 +6,7 @@
 //! needs a second call to learn what changed. Every method validates before
 //! it mutates and returns a real `TypeError`/`RangeError`, never a trap.
 
-use wasm_bindgen::prelude::*;
-
+mod abi;
 mod snap;
 
 use crate::engine::{Cond, Engine, Kind, Options, Reason, Write};
@@ -16,41 +15,8 @@ use crate::float::fract;
 use crate::list::NIL;
 use alloc::{boxed::Box, string::String, vec::Vec};
 
-// The three error classes, imported here rather than from js-sys: js-sys
-// links closure and futures support the module never uses.
-#[wasm_bindgen]
-extern "C" {
-    #[wasm_bindgen(js_name = TypeError)]
-    type JsTypeError;
-    #[wasm_bindgen(constructor, js_class = "TypeError")]
-    fn new(msg: &str) -> JsTypeError;
-    #[wasm_bindgen(js_name = RangeError)]
-    type JsRangeError;
-    #[wasm_bindgen(constructor, js_class = "RangeError")]
-    fn new(msg: &str) -> JsRangeError;
-    #[wasm_bindgen(js_name = Error)]
-    type JsError;
-    #[wasm_bindgen(constructor, js_class = "Error")]
-    fn new(msg: &str) -> JsError;
-}
-
-impl From<Error> for JsValue {
-    fn from(e: Error) -> JsValue {
-        if let Error::Range { arg, msg } = &e {
-            if msg.is_empty() {
-                return JsRangeError::new(oom_message(arg)).into();
-            }
-        }
-        let msg = e.message();
-        match e {
-            Error::Type { .. } | Error::WrongType { .. } => JsTypeError::new(&msg).into(),
-            Error::Range { .. } => JsRangeError::new(&msg).into(),
-            Error::Corrupt(_) => JsError::new(&msg).into(),
-        }
-    }
-}
-
-type JsResult<T> = Result<T, JsValue>;
+/// What the exports (`abi.rs`) turn into a sentinel and JS into a throw.
+type JsResult<T> = Result<T, Error>;
 
 /// Write-option flags, as JS packs them.
 const HAS_TTL: u32 = 1;
@@ -158,7 +124,6 @@ fn write_opts(flags: u32, ttl: f64, idle: f64, at: f64) -> Write {
 }
 
 /// The engine as JS sees it: slot numbers in, slot numbers out.
-#[wasm_bindgen]
 pub struct RawEngine {
     e: Engine,
     /// Shared with JS, boxed so its address never moves. See `ST_*`.
@@ -183,12 +148,6 @@ pub struct RawEngine {
 }
 
 const STATS_LEN: usize = 16;
-
-/// The module's memory, for JS's typed-array views.
-#[wasm_bindgen(js_name = wasmMemory)]
-pub fn wasm_memory() -> JsValue {
-    wasm_bindgen::memory()
-}
 
 impl RawEngine {
     /// Every call that touches the engine goes through here: clear last
@@ -266,7 +225,7 @@ impl RawEngine {
         if self.in_use(s) {
             Ok(())
         } else {
-            Err(Self::stale().into())
+            Err(Self::stale())
         }
     }
 
@@ -335,10 +294,8 @@ impl RawEngine {
     }
 }
 
-#[wasm_bindgen]
 impl RawEngine {
     /// Validates the numeric options; `Infinity` means no limit.
-    #[wasm_bindgen(constructor)]
     pub fn new(now: f64, ttl: f64, idle: f64, max_entries: f64, max_bytes: f64, budget: f64) -> JsResult<RawEngine> {
         let lim = |v: f64| (v != f64::INFINITY).then_some(v);
         let opts = Options {
@@ -349,20 +306,20 @@ impl RawEngine {
             sweep_budget: limit("sweepBudget", budget, true)?,
         };
         if ttl.is_nan() {
-            return Err(Error::range("ttl", "must be a positive number of milliseconds or Infinity, got NaN").into());
+            return Err(Error::range("ttl", "must be a positive number of milliseconds or Infinity, got NaN"));
         }
         if idle.is_nan() {
-            return Err(Error::range("idle", "must be a positive number of milliseconds or Infinity, got NaN").into());
+            return Err(Error::range("idle", "must be a positive number of milliseconds or Infinity, got NaN"));
         }
         // An engine, its status block and the stats buffer: well under this.
         if !small_room(&[
-            core::mem::size_of::<RawEngine>() + 8, // wasm-bindgen's box: a borrow flag, then the engine
+            core::mem::size_of::<RawEngine>() + 8,
             core::mem::size_of::<RawEngine>() + 16,
             ST_LEN * 4,
             STATS_LEN * 8,
             8,
         ]) {
-            return Err(oom("options").into());
+            return Err(oom("options"));
         }
         let mut r = RawEngine {
             e: Engine::new(&opts, now)?,
@@ -419,12 +376,10 @@ impl RawEngine {
         self.publish();
     }
 
-    #[wasm_bindgen(js_name = pendingCap)]
     pub fn pending_cap(&self) -> u32 {
         PENDING_CAP as u32
     }
 
-    #[wasm_bindgen(js_name = statusPtr)]
     pub fn status_ptr(&self) -> u32 {
         self.status.as_ptr() as u32
     }
@@ -439,7 +394,6 @@ impl RawEngine {
     }
 
     /// A time at or before the earliest deadline held; `Infinity` if none.
-    #[wasm_bindgen(js_name = nextExpiry)]
     pub fn next_expiry(&mut self) -> f64 {
         self.call(|e| e.next_expiry())
     }
@@ -494,15 +448,13 @@ impl RawEngine {
     }
 
     /// The error behind the last `FAILED` from `write`/`hwrite`.
-    #[wasm_bindgen(js_name = takeError)]
-    pub fn take_error(&mut self) -> JsValue {
-        self.error.take().map_or(JsValue::UNDEFINED, JsValue::from)
+    pub fn take_error(&mut self) -> Option<Error> {
+        self.error.take()
     }
 
     /// Grace (stale-if-error, ms; JS validated it): slot `s`'s own, or with
     /// `s = NIL` the default, which turns grace on. One method for both: each
     /// binding method carries the `call` prologue.
-    #[wasm_bindgen(js_name = setGrace)]
     pub fn set_grace(&mut self, s: u32, ms: f64) {
         self.call(|e| match Self::slot(s) {
             Some(s) => e.set_slot_grace(s, ms),
@@ -511,7 +463,6 @@ impl RawEngine {
     }
 
     /// Until when expired slot `s` keeps its value as a fallback; 0 if not.
-    #[wasm_bindgen(js_name = staleUntil)]
     pub fn stale_until(&self, s: u32) -> f64 {
         self.e.stale_until(s)
     }
@@ -528,24 +479,23 @@ impl RawEngine {
 
     /// `expire` (`rel`: `t` is ms from now) or `expireAt` on slot `s`
     /// (`NIL`: missing, validate only). Returns whether anything changed.
-    #[wasm_bindgen(js_name = expireAt)]
     pub fn expire_at(&mut self, s: u32, t: f64, rel: bool, cond_code: u32) -> JsResult<bool> {
         if s != NIL {
             self.check(s)?;
         }
-        Ok(self.call_room(0, "key", |e| e.set_expiry(Self::slot(s), t, rel, cond(cond_code)))?)
+        self.call_room(0, "key", |e| e.set_expiry(Self::slot(s), t, rel, cond(cond_code)))
     }
 
     pub fn persist(&mut self, s: u32) -> JsResult<bool> {
         self.check(s)?;
-        Ok(self.call_room(0, "key", |e| Ok(e.persist(s)))?)
+        self.call_room(0, "key", |e| Ok(e.persist(s)))
     }
 
     pub fn clear(&mut self) -> JsResult<()> {
-        Ok(self.call_room(0, "clear", |e| {
+        self.call_room(0, "clear", |e| {
             e.clear();
             Ok(())
-        })?)
+        })
     }
 
     /// `[expired, evicted, deleted, inserted, updated, ticks, swept,

@@ -81,7 +81,7 @@ export let syncClock, alive, toEngine, drain, flush, failed, dropGhost, measure,
   expireNow, deadline, trackBirths, keyMap, keyList, valList, sizeOf, disposer, engine, statusAt, clocksAt,
   now, setNow, clock, opts, born, bornFrom, runningLoads, running, loads, hit, miss, counters;
 
-// A dropped cache's engine is freed by wasm-bindgen's glue, which registers
+// A dropped cache's engine is freed by the glue (glue.js), which registers
 // every RawEngine with a FinalizationRegistry: only its TtlCache refers to
 // it, so both go together (tests/js/exhaustion.test.mjs checks it).
 

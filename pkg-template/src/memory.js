@@ -29,7 +29,7 @@ export function syncViews() {
 
 /**
  * Copies `bytes` into a buffer engine `e` allocates for them (fallibly:
- * wasm-bindgen's own argument copy aborts the instance when memory runs out).
+ * an allocation that fails inside a call would trap, so the engine allocates).
  */
 export function copyIn(e, bytes, arg) {
   const p = e.input(bytes.length);

@@ -13,23 +13,19 @@
 //! Restored slots are handed out in tape order (a fresh engine allocates
 //! 0, 1, 2, ...), so JS numbers them with a counter; this file checks that.
 
-use wasm_bindgen::prelude::*;
-
 use super::{headroom, oom, RawEngine};
-use crate::engine::{Kind, Times};
+use crate::engine::{Engine, Kind, Options, Times};
 use crate::error::Error;
 use crate::list::NIL;
 use crate::snapshot::{self, corrupt, Visit};
 use alloc::vec::Vec;
 
-#[wasm_bindgen]
 impl RawEngine {
     /// Checks the snapshot bytes JS wrote into `input` with the full
     /// decoder, so `snapshot()` can never return bytes `restore` rejects.
     /// Commits queued inserts first; changes nothing else. Out of memory is
     /// a `RangeError`, never a trap.
-    #[wasm_bindgen(js_name = checkSnapshot)]
-    pub fn check_snapshot(&mut self) -> Result<(), JsValue> {
+    pub fn check_snapshot(&mut self) -> Result<(), Error> {
         self.call(|_| ());
         let bytes = core::mem::take(&mut self.input);
         let r =
@@ -40,7 +36,6 @@ impl RawEngine {
     }
 
     /// The size recorded for slot `s` (0 for a slot out of range).
-    #[wasm_bindgen(js_name = slotWeight)]
     pub fn slot_weight(&self, s: u32) -> u32 {
         if (s as usize) < self.e.capacity() {
             self.e.weight(s)
@@ -57,7 +52,7 @@ impl RawEngine {
     /// not a tape of every value. Corrupt bytes throw a plain `Error`
     /// saying what is wrong, out of memory a `RangeError`; either changes
     /// nothing, and nothing traps.
-    pub fn restore(&mut self) -> Result<Vec<f64>, JsValue> {
+    pub fn restore(&mut self) -> Result<Vec<f64>, Error> {
         let bytes = core::mem::take(&mut self.input);
         room_to_check(bytes.len(), "bytes")?;
         // Check everything and learn the options first, then build the
@@ -65,9 +60,19 @@ impl RawEngine {
         // clock (slots are scheduled as they arrive). `maxEntries` is set
         // after: no preallocation from a declared bound.
         let h = snapshot::check_with(&bytes, &mut |_, _, _| Ok(()))?.nums;
-        let mut raw = RawEngine::new(h[0], h[1], h[2], f64::INFINITY, h[4], h[5])?;
-        let e = &mut raw.e;
-        e.set_max_entries((h[3] != f64::INFINITY).then_some(h[3] as u64));
+        // Only the engine: the decoder checked the numbers (`Infinity`: none).
+        let lim = |v: f64| (v != f64::INFINITY).then_some(v);
+        let int = |v: f64| lim(v).map(|v| v as u64);
+        let opts = Options {
+            ttl: lim(h[1]),
+            idle: lim(h[2]),
+            max_entries: None,
+            max_bytes: int(h[4]),
+            sweep_budget: int(h[5]),
+        };
+        let mut fresh = Engine::new(&opts, h[0])?;
+        let e = &mut fresh;
+        e.set_max_entries(int(h[3]));
         let (mut next, mut hash) = (0u32, NIL);
         let mut failed = None;
         let r = snapshot::check_with(&bytes, &mut |kind, k, w| {
@@ -92,10 +97,10 @@ impl RawEngine {
         });
         drop(bytes);
         if let Some(err) = failed {
-            return Err(err.into());
+            return Err(err);
         }
         r?;
-        self.e = raw.e;
+        self.e = fresh;
         self.publish();
         Ok(h)
     }

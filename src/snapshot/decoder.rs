@@ -97,7 +97,7 @@ impl<'a> Reader<'a, '_> {
     /// has a dozen callers.
     #[inline(never)]
     fn put(&self, t: &mut Tape, xs: &[f64]) {
-        if !self.lean {
+        if !self.lean && TAPES {
             t.nums.extend_from_slice(xs);
         }
     }
@@ -254,7 +254,7 @@ impl<'a> Reader<'a, '_> {
                 if big && (b.first() == Some(&0) || (tag == T_NEG_BIGINT && b.is_empty())) {
                     return Err("non-canonical bigint");
                 }
-                if !self.lean {
+                if !self.lean && TAPES {
                     t.bytes.extend_from_slice(b);
                 }
             }
@@ -363,12 +363,19 @@ pub fn check_with(bytes: &[u8], visit: &mut dyn FnMut(Visit, Clocks, u32) -> Res
     decode_inner(bytes, visit, true)
 }
 
+/// Whether this build writes tapes: not the npm package's wasm (no std),
+/// which only checks (`check_with`); [`decode_tape_with`] fails there.
+const TAPES: bool = cfg!(any(feature = "std", not(target_arch = "wasm32")));
+
 pub(super) fn decode_inner(
     bytes: &[u8],
     visit: &mut dyn FnMut(Visit, Clocks, u32) -> Result<()>,
     lean: bool,
 ) -> Result<Tape> {
     let le = |b: &[u8]| b.iter().rev().fold(0u64, |a, &x| a << 8 | u64::from(x));
+    if !lean && !TAPES {
+        return Err(corrupt("no tapes in this build (no std)"));
+    }
     if bytes.is_empty() {
         return Err(corrupt("empty input"));
     }

@@ -1,0 +1,130 @@
+// The wasm engine as JS objects: RawEngine wraps the C-ABI exports of
+// src/binding/abi.rs (written by hand: only numbers cross, so wasm-bindgen's
+// generated glue and shims were weight). scripts/assemble.mjs shortens the
+// export names here and in the .wasm. Importing this initializes nothing:
+// the entries call initSync.
+
+let wasm;
+
+// A failed call returns a sentinel and leaves its error in wasm, read here
+// at once (no JS runs in between). Messages are ASCII (Rust's own text).
+const CLASSES = [TypeError, RangeError, Error];
+function error() {
+  const b = wasm.memory.buffer;
+  const [c, p, n] = new Uint32Array(b, wasm.lapse_error(), 3);
+  return new CLASSES[c](String.fromCharCode.apply(null, new Uint8Array(b, p, n)));
+}
+const check = (r) => {
+  if (r < 0) throw error();
+  return r;
+};
+
+// Engines a dropped TtlCache held are freed with it.
+const finalizer =
+  typeof FinalizationRegistry === "undefined"
+    ? { register() {}, unregister() {} }
+    : new FinalizationRegistry((p) => wasm.rawengine_free(p));
+
+/** The engine as JS sees it: slot numbers in, slot numbers out (see src/binding.rs). */
+export class RawEngine {
+  constructor(now, ttl, idle, maxEntries, maxBytes, budget) {
+    const p = wasm.rawengine_new(now, ttl, idle, maxEntries, maxBytes, budget);
+    if (!p) throw error();
+    this.p = p;
+    finalizer.register(this, p, this);
+  }
+  free() {
+    const p = this.p;
+    this.p = 0;
+    finalizer.unregister(this);
+    wasm.rawengine_free(p);
+  }
+  checkSnapshot() {
+    check(wasm.rawengine_checkSnapshot(this.p));
+  }
+  clear() {
+    check(wasm.rawengine_clear(this.p));
+  }
+  commit() {
+    wasm.rawengine_commit(this.p);
+  }
+  expireAt(s, t, rel, cond) {
+    return check(wasm.rawengine_expireAt(this.p, s, t, rel, cond)) !== 0;
+  }
+  hwrite(h, f, flags, ttl, idle, at, weight) {
+    return wasm.rawengine_hwrite(this.p, h, f, flags, ttl, idle, at, weight) >>> 0;
+  }
+  input(n) {
+    return wasm.rawengine_input(this.p, n) >>> 0;
+  }
+  nextExpiry() {
+    return wasm.rawengine_nextExpiry(this.p);
+  }
+  now() {
+    return wasm.rawengine_now(this.p);
+  }
+  pendingCap() {
+    return wasm.rawengine_pendingCap(this.p);
+  }
+  persist(s) {
+    return check(wasm.rawengine_persist(this.p, s)) !== 0;
+  }
+  purge() {
+    return check(wasm.rawengine_purge(this.p));
+  }
+  reclaim() {
+    wasm.rawengine_reclaim(this.p);
+  }
+  remove(s, reason) {
+    return check(wasm.rawengine_remove(this.p, s, reason));
+  }
+  reserve(n) {
+    wasm.rawengine_reserve(this.p, n);
+  }
+  /** The snapshot header's numbers: [now, ttl, idle, maxEntries, maxBytes, sweepBudget]. */
+  restore() {
+    const h = wasm.rawengine_restore(this.p);
+    if (!h) throw error();
+    return new Float64Array(wasm.memory.buffer, h, 6).slice();
+  }
+  setGrace(s, ms) {
+    wasm.rawengine_setGrace(this.p, s, ms);
+  }
+  slotWeight(s) {
+    return wasm.rawengine_slotWeight(this.p, s) >>> 0;
+  }
+  staleUntil(s) {
+    return wasm.rawengine_staleUntil(this.p, s);
+  }
+  stats() {
+    return wasm.rawengine_stats(this.p) >>> 0;
+  }
+  statusPtr() {
+    return wasm.rawengine_statusPtr(this.p) >>> 0;
+  }
+  /** The error behind the last FAILED from write/hwrite. */
+  takeError() {
+    wasm.rawengine_takeError(this.p);
+    return error();
+  }
+  tick(now) {
+    return check(wasm.rawengine_tick(this.p, now));
+  }
+  write(s, flags, ttl, idle, at, weight) {
+    return wasm.rawengine_write(this.p, s, flags, ttl, idle, at, weight) >>> 0;
+  }
+}
+
+/** The module's memory, for JS's typed-array views. */
+export function wasmMemory() {
+  return wasm.memory;
+}
+
+/** Instantiates the module (bytes or a compiled WebAssembly.Module) once. */
+export function initSync({ module }) {
+  if (wasm === undefined) {
+    if (!(module instanceof WebAssembly.Module)) module = new WebAssembly.Module(module);
+    wasm = new WebAssembly.Instance(module, {}).exports;
+  }
+  return wasm;
+}
