@@ -5,6 +5,7 @@
 //! length, column pointers, capacity) straight from wasm memory, so it never
 //! needs a second call to learn what changed. Every method validates before
 //! it mutates and returns a real `TypeError`/`RangeError`, never a trap.
+//! The numbers and the rules of that exchange are `crate::protocol`'s.
 
 mod abi;
 mod snap;
@@ -12,42 +13,14 @@ mod snap;
 use crate::engine::{Cond, Engine, Kind, Options, Reason, Write};
 use crate::error::{cat, show, Error};
 use crate::float::fract;
-use crate::list::NIL;
+use crate::protocol::*;
 use alloc::{boxed::Box, string::String, vec::Vec};
 
 /// What the exports (`abi.rs`) turn into a sentinel and JS into a throw.
 type JsResult<T> = Result<T, Error>;
 
-/// Write-option flags, as JS packs them.
-const HAS_TTL: u32 = 1;
-const HAS_IDLE: u32 = 2;
-const HAS_AT: u32 = 4;
-const KEEP_TTL: u32 = 8;
-const TO_MAIN: u32 = 16;
-const FAILED: u32 = NIL - 1;
-/// `remove`'s reason for lazy expiry (see there).
-const FOUND_EXPIRED: u8 = 255;
-
-// The status block JS reads after each call (and writes ST_PENDING into).
-const ST_LOG: usize = 0;
-const ST_LOG_LEN: usize = 1;
-const ST_CAP: usize = 2;
-const ST_TIMES: usize = 3;
-const ST_FREQ: usize = 4;
-const ST_PENDING_PTR: usize = 5;
-const ST_PENDING: usize = 6;
-const ST_ENTRIES: usize = 7;
-const ST_SPARE: usize = 8;
-const ST_SPARE_LEN: usize = 9;
-/// The hash slot of the field the last `hwrite` wrote.
-const ST_HASH: usize = 10;
-/// Address of the `f64` JS writes its clock reading into before each call.
-const ST_NOW: usize = 11;
-const ST_LEN: usize = 12;
 /// Expired entries each write reclaims (a queued insert counts as a write).
 const RECLAIM: u64 = 2;
-/// Batched inserts JS may queue before it must call in.
-const PENDING_CAP: usize = 256;
 /// The smallest column growth, in slots: a cache holding a handful of
 /// entries costs a handful of slots (columns then double).
 const GROW_STEP: usize = 8;
@@ -106,32 +79,33 @@ fn limit(arg: &'static str, v: f64, zero_ok: bool) -> Result<Option<u64>, Error>
 
 fn cond(code: u32) -> Option<Cond> {
     match code {
-        1 => Some(Cond::Nx),
-        2 => Some(Cond::Xx),
-        3 => Some(Cond::Gt),
-        4 => Some(Cond::Lt),
+        COND_NX => Some(Cond::Nx),
+        COND_XX => Some(Cond::Xx),
+        COND_GT => Some(Cond::Gt),
+        COND_LT => Some(Cond::Lt),
         _ => None,
     }
 }
 
 fn write_opts(flags: u32, ttl: f64, idle: f64, at: f64) -> Write {
     Write {
-        ttl: (flags & HAS_TTL != 0).then_some(ttl),
-        idle: (flags & HAS_IDLE != 0).then_some(idle),
-        expire_at: (flags & HAS_AT != 0).then_some(at),
-        keep_ttl: flags & KEEP_TTL != 0,
+        ttl: (flags & WRITE_TTL != 0).then_some(ttl),
+        idle: (flags & WRITE_IDLE != 0).then_some(idle),
+        expire_at: (flags & WRITE_AT != 0).then_some(at),
+        keep_ttl: flags & WRITE_KEEP_TTL != 0,
     }
 }
 
 /// The engine as JS sees it: slot numbers in, slot numbers out.
 pub struct RawEngine {
     e: Engine,
-    /// Shared with JS, boxed so its address never moves. See `ST_*`.
+    /// Shared with JS, boxed so its address never moves. See `protocol`.
     status: Box<[u32; ST_LEN]>,
-    /// Slots JS has filled since the last call (`ST_PENDING` of them), high
-    /// bit set for "straight to the main queue".
-    pending: Vec<u32>,
-    spare: Vec<u32>,
+    /// Slots JS has filled since the last call (`ST_QUEUED` of them), with
+    /// `QUEUE_TO_MAIN` for "straight to the main queue".
+    queue: Vec<u32>,
+    /// The slots the last `reserve` handed out (`ST_RESERVED`).
+    reserved: Vec<u32>,
     error: Option<Error>,
     /// Bytes JS copies in for `restore`/`checkSnapshot`: allocated here,
     /// fallibly (wasm-bindgen's own argument copy aborts on failure).
@@ -146,8 +120,6 @@ pub struct RawEngine {
     /// entries at a point where JS is ready for it.
     owed: u64,
 }
-
-const STATS_LEN: usize = 16;
 
 impl RawEngine {
     /// Every call that touches the engine goes through here: clear last
@@ -166,15 +138,15 @@ impl RawEngine {
 
     /// Links the inserts JS queued since the last call (before a slot JS
     /// names is checked: it may be one of them).
-    fn commit_pending(&mut self) {
-        let n = core::mem::take(&mut self.status[ST_PENDING]) as usize;
+    fn commit_queued(&mut self) {
+        let n = core::mem::take(&mut self.status[ST_QUEUED]) as usize;
         self.owed = self.owed.saturating_add(RECLAIM * n as u64);
-        for &p in self.pending.get(..n).unwrap_or(&self.pending) {
-            let s = p & !(1 << 31);
+        for &p in self.queue.get(..n).unwrap_or(&self.queue) {
+            let s = p & !QUEUE_TO_MAIN;
             // Only slots reserved and not yet committed: a stale queue must
             // not link a slot twice.
             if (s as usize) < self.e.capacity() && self.e.kind(s) == Kind::Reserved {
-                self.e.commit_reserved(s, p >> 31 != 0);
+                self.e.commit_reserved(s, p & QUEUE_TO_MAIN != 0);
             }
         }
     }
@@ -209,7 +181,7 @@ impl RawEngine {
     /// numbers are checked before the engine indexes anything with them.
     #[inline(never)]
     fn in_use(&mut self, s: u32) -> bool {
-        self.commit_pending();
+        self.commit_queued();
         (s as usize) < self.e.capacity() && !matches!(self.e.kind(s), Kind::Free | Kind::Reserved)
     }
 
@@ -235,7 +207,7 @@ impl RawEngine {
     fn begin(&mut self) {
         self.e.log.clear();
         self.e.catch_up(*self.now);
-        self.commit_pending();
+        self.commit_queued();
     }
 
     /// `call`, then, if `f` succeeded, the write-time reclaim: what queued
@@ -260,10 +232,10 @@ impl RawEngine {
         s[ST_CAP] = self.e.capacity() as u32;
         s[ST_TIMES] = self.e.times.as_ptr() as u32;
         s[ST_FREQ] = self.e.policy.freq.as_ptr() as u32;
-        s[ST_PENDING_PTR] = self.pending.as_ptr() as u32;
+        s[ST_QUEUE] = self.queue.as_ptr() as u32;
         s[ST_ENTRIES] = self.e.entries().min(u64::from(u32::MAX)) as u32;
-        s[ST_SPARE] = self.spare.as_ptr() as u32;
-        s[ST_SPARE_LEN] = self.spare.len() as u32;
+        s[ST_RESERVED] = self.reserved.as_ptr() as u32;
+        s[ST_RESERVED_LEN] = self.reserved.len() as u32;
         s[ST_NOW] = &*self.now as *const f64 as u32;
     }
 
@@ -305,12 +277,6 @@ impl RawEngine {
             max_bytes: limit("maxBytes", max_bytes, false)?,
             sweep_budget: limit("sweepBudget", budget, true)?,
         };
-        if ttl.is_nan() {
-            return Err(Error::range("ttl", "must be a positive number of milliseconds or Infinity, got NaN"));
-        }
-        if idle.is_nan() {
-            return Err(Error::range("idle", "must be a positive number of milliseconds or Infinity, got NaN"));
-        }
         // An engine, its status block and the stats buffer: well under this.
         if !small_room(&[
             core::mem::size_of::<RawEngine>() + 8,
@@ -326,8 +292,8 @@ impl RawEngine {
             status: Box::new([0; ST_LEN]),
             // Allocated by the first `reserve`: most of a near-empty
             // cache's cost would be this queue.
-            pending: Vec::new(),
-            spare: Vec::new(),
+            queue: Vec::new(),
+            reserved: Vec::new(),
             error: None,
             input: Vec::new(),
             stats: Box::new([0.0; STATS_LEN]),
@@ -355,29 +321,25 @@ impl RawEngine {
     }
 
     /// Reserves up to `n` free slots for batched inserts; JS reads them from
-    /// the status block (`ST_SPARE_LEN` 0 when memory ran out: JS then
+    /// the status block (`ST_RESERVED_LEN` 0 when memory ran out: JS then
     /// writes through `write`, which reports it).
     pub fn reserve(&mut self, n: u32) {
-        let n = (n as usize).min(PENDING_CAP);
+        let n = (n as usize).min(QUEUE_CAP);
         self.e.log.clear();
-        let mut spare = core::mem::take(&mut self.spare);
-        spare.clear();
-        let room = self.pending.try_reserve_exact(PENDING_CAP - self.pending.len()).is_ok()
-            && spare.try_reserve_exact(n).is_ok()
+        let mut reserved = core::mem::take(&mut self.reserved);
+        reserved.clear();
+        let room = self.queue.try_reserve_exact(QUEUE_CAP - self.queue.len()).is_ok()
+            && reserved.try_reserve_exact(n).is_ok()
             && self.e.try_room(n, self.e.used() + n, GROW_STEP).is_ok();
         if room {
-            self.pending.resize(PENDING_CAP, 0);
-            self.call(|e| e.reserve(n, &mut spare));
+            self.queue.resize(QUEUE_CAP, 0);
+            self.call(|e| e.reserve(n, &mut reserved));
         } else {
             self.call(|_| ());
         }
-        self.spare = spare;
-        // The spare list moved back after the call published it.
+        self.reserved = reserved;
+        // The reserved list moved back after the call published it.
         self.publish();
-    }
-
-    pub fn pending_cap(&self) -> u32 {
-        PENDING_CAP as u32
     }
 
     pub fn status_ptr(&self) -> u32 {
@@ -412,7 +374,7 @@ impl RawEngine {
             }
             let opts = write_opts(flags, ttl, idle, at);
             self.room(1, "value")?;
-            self.run(RECLAIM, |e| e.write(Self::slot(s), &opts, w, flags & TO_MAIN != 0))
+            self.run(RECLAIM, |e| e.write(Self::slot(s), &opts, w, flags & WRITE_TO_MAIN != 0))
         });
         self.settle(r)
     }
@@ -433,7 +395,7 @@ impl RawEngine {
             let opts = write_opts(flags, ttl, idle, at);
             self.room(2, "value")?;
             self.run(RECLAIM, |e| {
-                let r = e.hwrite(Self::slot(h), Self::slot(f), &opts, w, flags & TO_MAIN != 0);
+                let r = e.hwrite(Self::slot(h), Self::slot(f), &opts, w, flags & WRITE_TO_MAIN != 0);
                 // The field's hash, read before the reclaim changes anything.
                 if let Ok(Some(f)) = r {
                     hs = e.parent(f);
@@ -467,13 +429,13 @@ impl RawEngine {
         self.e.stale_until(s)
     }
 
-    /// Removes slot `s`; `reason` as in `Reason`, or `FOUND_EXPIRED`: lazy
+    /// Removes slot `s`; `reason` a `REASON_*`, or `REASON_FOUND_EXPIRED`: lazy
     /// expiry of a slot a read found expired, which keeps it if it has
     /// grace left (one method, not two: each carries the `call` prologue).
     pub fn remove(&mut self, s: u32, reason: u8) -> JsResult<f64> {
         self.check(s)?;
         Ok(self.call_room(0, "key", |e| {
-            Ok(if reason == FOUND_EXPIRED { e.expire_found(s) } else { e.remove(s, Reason::from_u8(reason)) })
+            Ok(if reason == REASON_FOUND_EXPIRED { e.expire_found(s) } else { e.remove(s, Reason::from_u8(reason)) })
         })? as f64)
     }
 
@@ -498,32 +460,28 @@ impl RawEngine {
         })
     }
 
-    /// `[expired, evicted, deleted, inserted, updated, ticks, swept,
-    /// rescheduled, cascaded, scheduled, keys, entries, bytes, smallQueue,
-    /// engineBytes, gracedKeys]`.
-    ///
-    /// Fills the buffer at `statsPtr` and returns its address.
+    /// The counters and gauges, in `STAT_*` order: fills the buffer at
+    /// `statsPtr` and returns its address.
     pub fn stats(&mut self) -> u32 {
         self.call(|_| ());
         let c = &self.e.counters;
-        let v = [
-            c.expired,
-            c.evicted,
-            c.deleted,
-            c.inserted,
-            c.updated,
-            c.ticks,
-            c.swept,
-            c.rescheduled,
-            c.cascaded,
-            self.e.scheduled() as u64,
-            self.e.keys(),
-            self.e.entries(),
-            self.e.bytes(),
-            u64::from(self.e.small_len()),
-            self.e.memory() as u64,
-            self.e.graced_keys(),
-        ];
+        let mut v = [0u64; STATS_LEN];
+        v[STAT_EXPIRED] = c.expired;
+        v[STAT_EVICTED] = c.evicted;
+        v[STAT_DELETED] = c.deleted;
+        v[STAT_INSERTED] = c.inserted;
+        v[STAT_UPDATED] = c.updated;
+        v[STAT_TICKS] = c.ticks;
+        v[STAT_SWEPT] = c.swept;
+        v[STAT_RESCHEDULED] = c.rescheduled;
+        v[STAT_CASCADED] = c.cascaded;
+        v[STAT_SCHEDULED] = self.e.scheduled() as u64;
+        v[STAT_KEYS] = self.e.keys();
+        v[STAT_ENTRIES] = self.e.entries();
+        v[STAT_BYTES] = self.e.bytes();
+        v[STAT_SMALL_QUEUE] = u64::from(self.e.small_len());
+        v[STAT_ENGINE_BYTES] = self.e.memory() as u64;
+        v[STAT_GRACED_KEYS] = self.e.graced_keys();
         for (o, &x) in self.stats.iter_mut().zip(v.iter()) {
             *o = x as f64;
         }

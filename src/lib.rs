@@ -74,6 +74,7 @@ mod float;
 mod heap;
 mod list;
 mod policy;
+mod protocol;
 pub mod snapshot;
 mod types;
 mod wheel;

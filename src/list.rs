@@ -7,8 +7,8 @@
 
 use alloc::vec::Vec;
 
-/// The "no slot" sentinel.
-pub(crate) const NIL: u32 = u32::MAX;
+/// The "no slot" sentinel (the hosts see it too).
+pub(crate) use crate::protocol::NIL;
 
 /// Head, tail and length of one list whose links live in a [`Links`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

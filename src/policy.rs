@@ -19,7 +19,8 @@ use alloc::vec::Vec;
 pub(crate) const QUEUE_NONE: u8 = 0;
 pub(crate) const QUEUE_SMALL: u8 = 1;
 pub(crate) const QUEUE_MAIN: u8 = 2;
-pub(crate) const MAX_FREQ: u8 = 3;
+/// The `freq` column's ceiling; the JS host bumps it too.
+pub(crate) const MAX_FREQ: u8 = crate::protocol::FREQ_MAX;
 
 /// A key picked for eviction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

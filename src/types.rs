@@ -5,6 +5,7 @@
 
 use crate::clock::{lifetime, NEVER};
 use crate::error::{Error, Result};
+use crate::protocol::{REASON_CLEARED, REASON_DELETED, REASON_EVICTED, REASON_EXPIRED, REASON_REPLACED};
 use alloc::format;
 
 /// Why an entry left the cache, as `dispose` reports it.
@@ -16,15 +17,15 @@ use alloc::format;
 #[repr(u8)]
 pub enum Reason {
     /// Its deadline passed.
-    Expired = 0,
+    Expired = REASON_EXPIRED,
     /// Capacity needed the room.
-    Evicted = 1,
+    Evicted = REASON_EVICTED,
     /// `delete`, `hdel`, or an expiry set in the past.
-    Deleted = 2,
+    Deleted = REASON_DELETED,
     /// Overwritten by a write to the same key or field.
-    Replaced = 3,
+    Replaced = REASON_REPLACED,
     /// `clear`.
-    Cleared = 4,
+    Cleared = REASON_CLEARED,
 }
 
 impl Reason {
@@ -41,10 +42,10 @@ impl Reason {
 
     pub(crate) fn from_u8(v: u8) -> Reason {
         match v {
-            0 => Reason::Expired,
-            1 => Reason::Evicted,
-            2 => Reason::Deleted,
-            3 => Reason::Replaced,
+            REASON_EXPIRED => Reason::Expired,
+            REASON_EVICTED => Reason::Evicted,
+            REASON_DELETED => Reason::Deleted,
+            REASON_REPLACED => Reason::Replaced,
             _ => Reason::Cleared,
         }
     }

@@ -126,6 +126,18 @@ fn get_or_insert_with_loads_once() {
 }
 
 #[test]
+fn get_or_insert_with_a_write_that_ends_at_once() {
+    // A default ttl below the clock's float resolution: the write deletes
+    // instead of storing, so there is no value to hand back (an error, never
+    // a panic or another slot's value).
+    let o = Options { ttl: Some(0.0001), ..Default::default() };
+    let mut c: TtlCache<String, u8> = TtlCache::with_options(o, 1.7e12).unwrap();
+    assert!(matches!(c.get_or_insert_with("k".into(), || 1), Err(Error::Range { .. })));
+    assert!(c.is_empty());
+    assert_eq!(c.stats().misses, 1);
+}
+
+#[test]
 fn errors_name_this_crates_fields() {
     let e = TtlCache::<u8, u8>::with_options(Options { max_entries: Some(0), ..Default::default() }, 0.0).unwrap_err();
     assert!(matches!(e, Error::Range { arg: "max_entries", .. }), "{e:?}");

@@ -16,38 +16,48 @@
 import { RawEngine } from "./glue.js";
 import { epoch, clockOption, readClock, stamp } from "./clock.js";
 import {
-  CLEARED,
-  DELETED,
-  ENTER_GRACE,
-  EVICTED,
   FAILED,
-  FOUND_EXPIRED,
-  GHOST,
-  GRACED,
-  HAS_AT,
-  HAS_IDLE,
-  HAS_TTL,
-  KEEP_TTL,
-  KIND_FIELD,
-  KIND_HASH,
-  KIND_PLAIN,
-  MAX_FREQ,
-  NIL,
-  REASONS,
+  FREQ_MAX as FREQ_MAX_,
+  LOG_ENTER_GRACE as LOG_ENTER_GRACE_,
+  LOG_FLAGS as LOG_FLAGS_,
+  LOG_GHOST as LOG_GHOST_,
+  LOG_GRACED as LOG_GRACED_,
+  LOG_KIND_MASK as LOG_KIND_MASK_,
+  LOG_KIND_SHIFT as LOG_KIND_SHIFT_,
+  LOG_PARENT as LOG_PARENT_,
+  LOG_REASON_MASK as LOG_REASON_MASK_,
+  LOG_STRIDE as LOG_STRIDE_,
+  NIL as NIL_,
+  QUEUE_CAP as QUEUE_CAP_,
+  QUEUE_TO_MAIN as QUEUE_TO_MAIN_,
+  REASON_CLEARED,
+  REASON_DELETED,
+  REASON_EVICTED,
+  REASON_FOUND_EXPIRED,
+  REASON_NAMES,
+  SLOT_FIELD as SLOT_FIELD_,
+  SLOT_HASH as SLOT_HASH_,
+  SLOT_PLAIN as SLOT_PLAIN_,
   ST_CAP,
-  ST_ENTRIES,
+  ST_ENTRIES as ST_ENTRIES_,
   ST_FREQ,
   ST_LOG,
   ST_LOG_LEN,
   ST_NOW,
-  ST_PENDING,
-  ST_PENDING_PTR,
-  ST_SPARE,
-  ST_SPARE_LEN,
+  ST_QUEUE,
+  ST_QUEUED as ST_QUEUED_,
+  ST_RESERVED,
+  ST_RESERVED_LEN,
   ST_TIMES,
-  TO_MAIN,
-  TO_MAIN_BIT,
-} from "./constants.js";
+  TIMES_IDLE as TIMES_IDLE_,
+  TIMES_LAST as TIMES_LAST_,
+  TIMES_STRIDE as TIMES_STRIDE_,
+  WRITE_AT as WRITE_AT_,
+  WRITE_IDLE,
+  WRITE_KEEP_TTL as WRITE_KEEP_TTL_,
+  WRITE_TO_MAIN as WRITE_TO_MAIN_,
+  WRITE_TTL,
+} from "./protocol.js";
 import { commandMethods } from "./commands.js";
 import { Hash } from "./hash.js";
 import { hashMethods, liveKey } from "./hashes.js";
@@ -72,13 +82,43 @@ import {
   wrongType,
 } from "./validate.js";
 
+// Module-local copies of the protocol's numbers the hot paths (get, set,
+// the log replay) use: V8 (Node 20) folds a module's own consts into
+// optimized code but loads an imported binding from its module cell at
+// every use (measured: a clock read through an imported TIMES_STRIDE
+// compiled to 190 instructions with an imul by a loaded value; through a
+// local const, to 118 with `imul 3`, as with a literal).
+const FREQ_MAX = FREQ_MAX_,
+  LOG_ENTER_GRACE = LOG_ENTER_GRACE_,
+  LOG_FLAGS = LOG_FLAGS_,
+  LOG_GHOST = LOG_GHOST_,
+  LOG_GRACED = LOG_GRACED_,
+  LOG_KIND_MASK = LOG_KIND_MASK_,
+  LOG_KIND_SHIFT = LOG_KIND_SHIFT_,
+  LOG_PARENT = LOG_PARENT_,
+  LOG_REASON_MASK = LOG_REASON_MASK_,
+  LOG_STRIDE = LOG_STRIDE_,
+  NIL = NIL_,
+  QUEUE_CAP = QUEUE_CAP_,
+  QUEUE_TO_MAIN = QUEUE_TO_MAIN_,
+  SLOT_FIELD = SLOT_FIELD_,
+  SLOT_HASH = SLOT_HASH_,
+  SLOT_PLAIN = SLOT_PLAIN_,
+  ST_ENTRIES = ST_ENTRIES_,
+  ST_QUEUED = ST_QUEUED_,
+  TIMES_IDLE = TIMES_IDLE_,
+  TIMES_LAST = TIMES_LAST_,
+  TIMES_STRIDE = TIMES_STRIDE_,
+  WRITE_AT = WRITE_AT_,
+  WRITE_KEEP_TTL = WRITE_KEEP_TTL_,
+  WRITE_TO_MAIN = WRITE_TO_MAIN_;
+
 // Slots reserved per call into wasm, at most (see #refill).
-const RESERVE_BATCH = 256;
 
 // Accessors to a cache's private state, for the modules that hold its method
 // groups (set in the class's static block).
-export let syncClock, alive, toEngine, drain, flush, failed, dropGhost, measure, live, read, slot, liveSlot,
-  expireNow, deadline, trackBirths, keyMap, keyList, valList, sizeOf, disposer, engine, statusAt, clocksAt,
+export let syncClock, alive, toEngine, drain, flush, written, place, index, measure, live, read, slot, liveSlot,
+  expireNow, deadline, trackBirths, keyMap, keyList, valList, sizeOf, engine, statusAt, clocksAt,
   now, setNow, clock, opts, born, bornFrom, runningLoads, running, loads, hit, miss, counters;
 
 // A dropped cache's engine is freed by the glue (glue.js), which registers
@@ -131,9 +171,8 @@ export class TtlCache {
   #idle;
   #maxEntries;
   #spareSlots = []; // slots reserved in wasm for inserts done on this side
-  #insertQueueAt = 0; // U32 index of the engine's insert queue (binding.rs ST_PENDING_PTR)
+  #insertQueueAt = 0; // U32 index of the engine's insert queue (binding.rs ST_QUEUE)
   #queuedInserts = 0; // inserts queued there since the last call
-  #insertQueueCap = 0;
   #hits = 0;
   #misses = 0;
   #updated = 0;
@@ -190,7 +229,6 @@ export class TtlCache {
     this.#ttl = ttl;
     this.#idle = idle;
     this.#maxEntries = maxEntries;
-    this.#insertQueueCap = this.#engine.pendingCap();
     if (maxEntries !== Infinity) this.#ghostCap = maxEntries;
     if (grace > 0) {
       this.#grace = grace;
@@ -215,7 +253,7 @@ export class TtlCache {
     F64[this.#clockAt] = this.#now;
     if (this.#queuedInserts !== 0) {
       syncViews();
-      U32[this.#statusAt + ST_PENDING] = this.#queuedInserts;
+      U32[this.#statusAt + ST_QUEUED] = this.#queuedInserts;
       this.#queuedInserts = 0;
       this.#reclaimOwed = true;
     }
@@ -329,36 +367,36 @@ export class TtlCache {
     const calls = this.#dispose === undefined ? null : [];
     let p = U32[st + ST_LOG] >>> 2;
     const end = p + n;
-    for (; p < end; p += 3) {
+    for (; p < end; p += LOG_STRIDE) {
       const s = U32[p];
-      const flags = U32[p + 1];
-      const parent = U32[p + 2];
-      const kind = (flags >>> 4) & 7;
-      const reason = flags & 15;
-      if (reason === ENTER_GRACE) {
+      const flags = U32[p + LOG_FLAGS];
+      const parent = U32[p + LOG_PARENT];
+      const kind = (flags >>> LOG_KIND_SHIFT) & LOG_KIND_MASK;
+      const reason = flags & LOG_REASON_MASK;
+      if (reason === LOG_ENTER_GRACE) {
         // The slot keeps its key and value for fetch; a key (a plain entry,
         // or a hash all of whose fields are in grace) leaves `size`.
-        if (kind !== KIND_FIELD) this.#graced++;
-        if (kind === KIND_HASH) vals[s].graced = true;
+        if (kind !== SLOT_FIELD) this.#graced++;
+        if (kind === SLOT_HASH) vals[s].graced = true;
         continue;
       }
-      if (flags & GRACED && kind !== KIND_FIELD) this.#graced--;
+      if (flags & LOG_GRACED && kind !== SLOT_FIELD) this.#graced--;
       const key = keys[s];
       const val = vals[s];
-      if (this.#runningLoads !== 0 && (reason === EVICTED || reason === DELETED || reason === CLEARED)) {
-        if (kind === KIND_FIELD) this.#doomed.push(keys[parent], key);
-        else if (kind === KIND_PLAIN) this.#doomed.push(key, undefined);
+      if (this.#runningLoads !== 0 && (reason === REASON_EVICTED || reason === REASON_DELETED || reason === REASON_CLEARED)) {
+        if (kind === SLOT_FIELD) this.#doomed.push(keys[parent], key);
+        else if (kind === SLOT_PLAIN) this.#doomed.push(key, undefined);
       }
       keys[s] = undefined;
       vals[s] = undefined;
-      if (kind === KIND_FIELD) {
+      if (kind === SLOT_FIELD) {
         vals[parent].fields.delete(key);
-        if (calls !== null) calls.push(val, keys[parent], REASONS[reason], key);
+        if (calls !== null) calls.push(val, keys[parent], REASON_NAMES[reason], key);
       } else {
         // Only a bounded cache evicts, so only a bounded cache has ghosts.
-        if (flags & GHOST) this.#remember(key);
+        if (flags & LOG_GHOST) this.#remember(key);
         else this.#keyMap.delete(key);
-        if (kind === KIND_PLAIN && calls !== null) calls.push(val, key, REASONS[reason], undefined);
+        if (kind === SLOT_PLAIN && calls !== null) calls.push(val, key, REASON_NAMES[reason], undefined);
       }
     }
     return calls;
@@ -440,30 +478,30 @@ export class TtlCache {
 
   #live(s) {
     syncViews();
-    const t = this.#clocksAt + s * 3;
+    const t = this.#clocksAt + s * TIMES_STRIDE;
     const now = this.#now;
-    return F64[t] > now && F64[t + 1] + F64[t + 2] > now;
+    return F64[t] > now && F64[t + TIMES_LAST] + F64[t + TIMES_IDLE] > now;
   }
 
   /** Restarts the slot's idle window and bumps its eviction counter. */
   #read(s) {
     syncViews();
-    F64[this.#clocksAt + s * 3 + 1] = this.#now;
+    F64[this.#clocksAt + s * TIMES_STRIDE + TIMES_LAST] = this.#now;
     const f = this.#freqAt + s;
     const q = U8[f];
-    if (q < MAX_FREQ) U8[f] = q + 1;
+    if (q < FREQ_MAX) U8[f] = q + 1;
   }
 
   #deadline(s) {
     syncViews();
-    const t = this.#clocksAt + s * 3;
-    const idle = F64[t + 1] + F64[t + 2];
+    const t = this.#clocksAt + s * TIMES_STRIDE;
+    const idle = F64[t + TIMES_LAST] + F64[t + TIMES_IDLE];
     return F64[t] < idle ? F64[t] : idle;
   }
 
   /** Removes an expired slot found by a read (lazy expiry), or lets it enter its grace. */
   #expireNow(s) {
-    this.#toEngine().remove(s, FOUND_EXPIRED);
+    this.#toEngine().remove(s, REASON_FOUND_EXPIRED);
     this.#flush(this.#drain());
   }
 
@@ -553,22 +591,22 @@ export class TtlCache {
     const now = this.#now;
     const abs = now + ttl;
     const lastIdle = now + idle;
-    const t = this.#clocksAt + s * 3;
-    const oldIdle = F[t + 1] + F[t + 2];
+    const t = this.#clocksAt + s * TIMES_STRIDE;
+    const oldIdle = F[t + TIMES_LAST] + F[t + TIMES_IDLE];
     const old = F[t] < oldIdle ? F[t] : oldIdle;
     const vals = this.#valList;
     if (!(old > now) || (lastIdle < abs ? lastIdle : abs) < old || vals[s] instanceof Hash) return false;
     // A finite ttl/idle that overflows the clock: the engine throws RangeError.
     if ((abs === Infinity && ttl !== Infinity) || (lastIdle === Infinity && idle !== Infinity)) return false;
     F[t] = abs;
-    F[t + 1] = now;
-    F[t + 2] = idle;
+    F[t + TIMES_LAST] = now;
+    F[t + TIMES_IDLE] = idle;
     const born = this.#born;
     if (born !== null) born[s] = now;
     const U = U8;
     const f = this.#freqAt + s;
     const q = U[f];
-    if (q < MAX_FREQ) U[f] = q + 1;
+    if (q < FREQ_MAX) U[f] = q + 1;
     vals[s] = value;
     this.#updated++;
     return true;
@@ -590,12 +628,12 @@ export class TtlCache {
     if (!((lastIdle < abs ? lastIdle : abs) > now) || typeof key !== "string") return false;
     // A finite ttl/idle that overflows the clock: the engine throws RangeError.
     if ((abs === Infinity && ttl !== Infinity) || (lastIdle === Infinity && idle !== Infinity)) return false;
-    if (spare.length === 0 || np >= this.#insertQueueCap || this.#full()) return false;
+    if (spare.length === 0 || np >= QUEUE_CAP || this.#full()) return false;
     const r = spare.pop();
-    const t = this.#clocksAt + r * 3;
+    const t = this.#clocksAt + r * TIMES_STRIDE;
     F64[t] = abs;
-    F64[t + 1] = now;
-    F64[t + 2] = idle;
+    F64[t + TIMES_LAST] = now;
+    F64[t + TIMES_IDLE] = idle;
     const born = this.#born;
     if (born !== null) born[r] = now;
     U8[this.#freqAt + r] = 0;
@@ -631,36 +669,57 @@ export class TtlCache {
       w = this.#measure(value, key);
     }
     let s = this.#plainSlot(key);
-    if (this.#sizeOf === undefined && (flags & (HAS_AT | KEEP_TTL)) === 0 && this.#quickSet(key, value, s, flags, ttl, idle)) {
+    if (this.#sizeOf === undefined && (flags & (WRITE_AT | WRITE_KEEP_TTL)) === 0 && this.#quickSet(key, value, s, flags, ttl, idle)) {
       if (this.#runningLoads !== 0) invalidate(this, key, undefined);
       return this;
     }
     const returning = s !== undefined && s < 0;
     if (s === undefined || returning) s = NIL;
-    if (returning) flags |= TO_MAIN;
+    if (returning) flags |= WRITE_TO_MAIN;
     const r = this.#toEngine().write(s, flags, ttl, idle, at, w);
+    const calls = this.#written(r, key, returning);
+    if (r !== NIL && this.#place(r, key, value, calls, key, undefined)) this.#index(key, r, returning);
+    if (this.#runningLoads !== 0) invalidate(this, key, undefined);
+    this.#flush(calls);
+    return this;
+  }
+
+  /**
+   * After an engine write (`write`/`hwrite`) that returned slot `r`: its
+   * removals' `dispose` calls, with room for a replaced value's (null when
+   * there is no `dispose`). A returning key that stored nothing loses its
+   * ghost.
+   */
+  #written(r, key, returning) {
     // A failed write can still have grown (moved) the engine's columns.
     if (r === FAILED) throw this.#failed();
     const calls = this.#drain();
     if (returning && r === NIL) this.#dropGhost(key);
-    let disposals = calls;
-    if (disposals === null && this.#dispose !== undefined) disposals = [];
-    if (r !== NIL) {
-      if (this.#born !== null) this.#born[r] = this.#now;
-      if (this.#keyList[r] === undefined) {
-        if (returning) this.#dropGhost(key);
-        this.#keyMap.set(key, r);
-        this.#keyList[r] = key;
-        this.#valList[r] = value;
-      } else {
-        const old = this.#valList[r];
-        this.#valList[r] = value;
-        if (disposals !== null && old !== value) disposals.push(old, key, "replaced", undefined);
-      }
+    return calls === null && this.#dispose !== undefined ? [] : calls;
+  }
+
+  /**
+   * Puts `value`, named `name` (a key, or a field of `key`), in slot `r`
+   * the engine just wrote; a replaced value's `dispose` call goes into
+   * `calls`. True: the slot is new.
+   */
+  #place(r, name, value, calls, key, field) {
+    if (this.#born !== null) this.#born[r] = this.#now;
+    const vals = this.#valList;
+    const old = vals[r];
+    vals[r] = value;
+    if (this.#keyList[r] === undefined) {
+      this.#keyList[r] = name;
+      return true;
     }
-    if (this.#runningLoads !== 0) invalidate(this, key, undefined);
-    this.#flush(disposals);
-    return this;
+    if (calls !== null && old !== value) calls.push(old, key, "replaced", field);
+    return false;
+  }
+
+  /** Indexes new `key` at slot `s`; a returning key's ghost goes first (the key goes to the end, as a new key does). */
+  #index(key, s, returning) {
+    if (returning) this.#dropGhost(key);
+    this.#keyMap.set(key, s);
   }
 
   /**
@@ -669,8 +728,8 @@ export class TtlCache {
    * `dispose` to call. False: the engine's path, which validates and throws.
    */
   #quickSet(key, value, s, flags, wttl, widle) {
-    const ttl = flags & HAS_TTL ? wttl : this.#ttl;
-    const idle = flags & HAS_IDLE ? widle : this.#idle;
+    const ttl = flags & WRITE_TTL ? wttl : this.#ttl;
+    const idle = flags & WRITE_IDLE ? widle : this.#idle;
     if (!(ttl > 0 && idle > 0)) return false;
     if (s !== undefined && s >= 0) {
       const prev = this.#valList[s];
@@ -680,7 +739,7 @@ export class TtlCache {
     }
     if (this.#full()) return false; // before a refill: a full cache reserves no more
     if (this.#spareSlots.length === 0) this.#refill();
-    if (this.#queuedInserts >= this.#insertQueueCap) {
+    if (this.#queuedInserts >= QUEUE_CAP) {
       this.#toEngine().commit();
       this.#drain();
     }
@@ -692,22 +751,22 @@ export class TtlCache {
       return false;
     }
     if (s !== undefined) {
-      U32[this.#insertQueueAt + this.#queuedInserts - 1] |= TO_MAIN_BIT;
+      U32[this.#insertQueueAt + this.#queuedInserts - 1] |= QUEUE_TO_MAIN;
       this.#ghosts--;
     }
     return true;
   }
 
   #refill() {
-    // A few slots for a small cache, up to RESERVE_BATCH for a big one: the
+    // A few slots for a small cache, up to QUEUE_CAP for a big one: the
     // engine grows its columns to hold what it hands out.
-    this.#toEngine().reserve(Math.min(RESERVE_BATCH, Math.max(8, this.#keyMap.size)));
+    this.#toEngine().reserve(Math.min(QUEUE_CAP, Math.max(8, this.#keyMap.size)));
     this.#drain();
     const st = this.#statusAt;
-    this.#insertQueueAt = U32[st + ST_PENDING_PTR] >>> 2;
-    const p = U32[st + ST_SPARE] >>> 2;
+    this.#insertQueueAt = U32[st + ST_QUEUE] >>> 2;
+    const p = U32[st + ST_RESERVED] >>> 2;
     const spare = this.#spareSlots;
-    for (let i = p + U32[st + ST_SPARE_LEN] - 1; i >= p; i--) spare.push(U32[i]);
+    for (let i = p + U32[st + ST_RESERVED_LEN] - 1; i >= p; i--) spare.push(U32[i]);
   }
 
   /** The live value at `key`, restarting its idle window; or `undefined`. */
@@ -715,16 +774,16 @@ export class TtlCache {
     if (this.#seenEpoch !== epoch) this.#time();
     const s = this.#keyMap.get(key);
     if (s !== undefined && s >= 0) {
-      const t = this.#clocksAt + s * 3;
+      const t = this.#clocksAt + s * TIMES_STRIDE;
       const now = this.#now;
-      const last = t + 1;
-      if (F64[t] > now && F64[last] + F64[t + 2] > now) {
+      const last = t + TIMES_LAST;
+      if (F64[t] > now && F64[last] + F64[t + TIMES_IDLE] > now) {
         const v = this.#valList[s];
         if (v instanceof Hash) return this.#getOnHash(s);
         F64[last] = now;
         const f = this.#freqAt + s;
         const q = U8[f];
-        if (q < MAX_FREQ) U8[f] = q + 1;
+        if (q < FREQ_MAX) U8[f] = q + 1;
         this.#hits++;
         return v;
       }
@@ -799,16 +858,17 @@ export class TtlCache {
   // in scope, into module bindings (which a minifier shortens, unlike
   // properties). V8 inlines them as it does the private accesses they wrap.
   static {
-    [syncClock, alive, toEngine, drain, flush, failed, dropGhost, measure, live, read, slot, liveSlot,
-      expireNow, deadline, trackBirths, keyMap, keyList, valList, sizeOf, disposer, engine, statusAt,
+    [syncClock, alive, toEngine, drain, flush, written, place, index, measure, live, read, slot, liveSlot,
+      expireNow, deadline, trackBirths, keyMap, keyList, valList, sizeOf, engine, statusAt,
       clocksAt, now, setNow, clock, opts, born, bornFrom, runningLoads, running, loads, hit, miss, counters] = [
       (c) => c.#syncClock(),
       (c) => c.#alive(),
       (c) => c.#toEngine(),
       (c) => c.#drain(),
       (c, calls) => c.#flush(calls),
-      (c) => c.#failed(),
-      (c, key) => c.#dropGhost(key),
+      (c, r, key, returning) => c.#written(r, key, returning),
+      (c, r, name, value, calls, key, field) => c.#place(r, name, value, calls, key, field),
+      (c, key, s, returning) => c.#index(key, s, returning),
       (c, value, key, field) => c.#measure(value, key, field),
       (c, s) => c.#live(s),
       (c, s) => c.#read(s),
@@ -821,7 +881,6 @@ export class TtlCache {
       (c) => c.#keyList,
       (c) => c.#valList,
       (c) => c.#sizeOf,
-      (c) => c.#dispose,
       (c) => c.#engine,
       (c) => c.#statusAt,
       (c) => c.#clocksAt,

@@ -3,7 +3,28 @@
 // `TtlCache` methods, kept here as functions of the cache that reach its
 // private state through the accessors cache.js exports.
 
-import { DELETED, EXPIRED, NIL } from "./constants.js";
+import {
+  NIL,
+  REASON_DELETED,
+  REASON_EXPIRED,
+  STATS_LEN,
+  STAT_BYTES,
+  STAT_CASCADED,
+  STAT_DELETED,
+  STAT_ENGINE_BYTES,
+  STAT_ENTRIES,
+  STAT_EVICTED,
+  STAT_EXPIRED,
+  STAT_GRACED_KEYS,
+  STAT_INSERTED,
+  STAT_KEYS,
+  STAT_RESCHEDULED,
+  STAT_SCHEDULED,
+  STAT_SMALL_QUEUE,
+  STAT_SWEPT,
+  STAT_TICKS,
+  STAT_UPDATED,
+} from "./protocol.js";
 import { readClock } from "./clock.js";
 import {
   clock,
@@ -81,7 +102,7 @@ export const commandMethods = {
       return false;
     }
     const live = liveKey(this, s);
-    toEngine(this).remove(s, live ? DELETED : EXPIRED);
+    toEngine(this).remove(s, live ? REASON_DELETED : REASON_EXPIRED);
     const calls = drain(this);
     // After the state is complete: aborting runs the loaders' listeners.
     if (runningLoads(this) !== 0) invalidate(this, key, undefined);
@@ -120,7 +141,7 @@ export const commandMethods = {
     const s = liveSlot(this, key);
     if (s === NIL) return undefined;
     const d = deadline(this, s);
-    return d === Infinity ? Infinity : d - now(this);
+    return d - now(this); // Infinity when none: the clock is finite
   },
 
   /**
@@ -168,7 +189,7 @@ export const commandMethods = {
     syncClock(this);
     const p = toEngine(this).stats() >>> 3;
     syncViews();
-    const a = F64.slice(p, p + 16);
+    const a = F64.slice(p, p + STATS_LEN);
     const [hits, misses, updated] = counters(this);
     const reads = hits + misses;
     const l = loads(this);
@@ -177,21 +198,21 @@ export const commandMethods = {
       hits,
       misses,
       hitRatio: reads === 0 ? 0 : hits / reads,
-      expired: a[0],
-      evicted: a[1],
-      deleted: a[2],
-      inserted: a[3],
-      updated: a[4] + updated,
-      ticks: a[5],
-      swept: a[6],
-      rescheduled: a[7],
-      cascaded: a[8],
-      scheduled: a[9],
-      size: a[10] - a[15],
-      entries: a[11],
-      bytes: a[12],
-      smallQueue: a[13],
-      engineBytes: a[14],
+      expired: a[STAT_EXPIRED],
+      evicted: a[STAT_EVICTED],
+      deleted: a[STAT_DELETED],
+      inserted: a[STAT_INSERTED],
+      updated: a[STAT_UPDATED] + updated,
+      ticks: a[STAT_TICKS],
+      swept: a[STAT_SWEPT],
+      rescheduled: a[STAT_RESCHEDULED],
+      cascaded: a[STAT_CASCADED],
+      scheduled: a[STAT_SCHEDULED],
+      size: a[STAT_KEYS] - a[STAT_GRACED_KEYS],
+      entries: a[STAT_ENTRIES],
+      bytes: a[STAT_BYTES],
+      smallQueue: a[STAT_SMALL_QUEUE],
+      engineBytes: a[STAT_ENGINE_BYTES],
       wasmBytes: memory.buffer.byteLength,
       now: now(this),
       maxEntries: o.maxEntries,

@@ -29,42 +29,34 @@ export class Load {
   }
 }
 
-// A cache's running loads live in two maps, created on first use: `loads`
-// (key -> Load) and `hloads` (key -> field -> Load); either may be null.
+// A cache's running loads live in one map, created on first use: key ->
+// (field, or `undefined` for the key's plain load) -> Load.
 
 /** The running load of `key` (`field`), if any. */
-export function loadOf(loads, hloads, key, field) {
-  if (field === undefined) return loads === null ? undefined : loads.get(key);
-  const m = hloads === null ? undefined : hloads.get(key);
-  return m === undefined ? undefined : m.get(field);
+export function loadOf(map, key, field) {
+  return map?.get(key)?.get(field);
 }
 
 /**
- * The loads a change to `key` (or to its `field`) ends: a change to the key
- * ends the loads of its fields too; `plainToo` (hset) ends the key's plain
- * load, whose store would now be WRONGTYPE.
+ * The loads a change to `key` (or to its `field`) ends, the plain one
+ * first: a change to the key ends the loads of its fields too; `plainToo`
+ * (hset) ends the key's plain load, whose store would now be WRONGTYPE.
  */
-export function loadsOf(loads, hloads, key, field, plainToo) {
-  const doomed = [];
-  const ld = loads === null || (field !== undefined && !plainToo) ? undefined : loads.get(key);
-  if (ld !== undefined) doomed.push(ld);
-  const m = hloads === null ? undefined : hloads.get(key);
-  if (m !== undefined) {
-    if (field === undefined) {
-      for (const f of m.values()) doomed.push(f);
-    } else {
-      const f = m.get(field);
-      if (f !== undefined) doomed.push(f);
-    }
-  }
+export function loadsOf(map, key, field, plainToo) {
+  const m = map?.get(key);
+  if (m === undefined) return [];
+  const plain = m.get(undefined);
+  const doomed = plain !== undefined && (field === undefined || plainToo) ? [plain] : [];
+  for (const [f, ld] of m) if (f !== undefined && (field === undefined || f === field)) doomed.push(ld);
   return doomed;
 }
 
-/** Every running load. */
-export function allLoads(loads, hloads) {
+/** Every running load, the plain ones first. */
+export function allLoads(map) {
   const doomed = [];
-  if (loads !== null) for (const ld of loads.values()) doomed.push(ld);
-  if (hloads !== null) for (const m of hloads.values()) for (const ld of m.values()) doomed.push(ld);
+  for (const plain of [true, false]) {
+    if (map != null) for (const m of map.values()) for (const [f, ld] of m) if ((f === undefined) === plain) doomed.push(ld);
+  }
   return doomed;
 }
 

@@ -4,18 +4,33 @@
 // export names here and in the .wasm. Importing this initializes nothing:
 // the entries call initSync.
 
+import {
+  CALL_FAILED,
+  ERROR_CLASS,
+  ERROR_MSG,
+  ERROR_MSG_LEN,
+  ERROR_PLAIN,
+  ERROR_RANGE,
+  ERROR_TYPE,
+  ERROR_WORDS,
+  RESTORE_LEN,
+} from "./protocol.js";
+
 let wasm;
 
 // A failed call returns a sentinel and leaves its error in wasm, read here
 // at once (no JS runs in between). Messages are ASCII (Rust's own text).
-const CLASSES = [TypeError, RangeError, Error];
+const CLASSES = [];
+CLASSES[ERROR_TYPE] = TypeError;
+CLASSES[ERROR_RANGE] = RangeError;
+CLASSES[ERROR_PLAIN] = Error;
 function error() {
   const b = wasm.memory.buffer;
-  const [c, p, n] = new Uint32Array(b, wasm.lapse_error(), 3);
-  return new CLASSES[c](String.fromCharCode.apply(null, new Uint8Array(b, p, n)));
+  const e = new Uint32Array(b, wasm.lapse_error(), ERROR_WORDS);
+  return new CLASSES[e[ERROR_CLASS]](String.fromCharCode.apply(null, new Uint8Array(b, e[ERROR_MSG], e[ERROR_MSG_LEN])));
 }
 const check = (r) => {
-  if (r < 0) throw error();
+  if (r === CALL_FAILED) throw error();
   return r;
 };
 
@@ -63,9 +78,6 @@ export class RawEngine {
   now() {
     return wasm.rawengine_now(this.p);
   }
-  pendingCap() {
-    return wasm.rawengine_pendingCap(this.p);
-  }
   persist(s) {
     return check(wasm.rawengine_persist(this.p, s)) !== 0;
   }
@@ -81,11 +93,11 @@ export class RawEngine {
   reserve(n) {
     wasm.rawengine_reserve(this.p, n);
   }
-  /** The snapshot header's numbers: [now, ttl, idle, maxEntries, maxBytes, sweepBudget]. */
+  /** The snapshot header's numbers, in RESTORE_* order. */
   restore() {
     const h = wasm.rawengine_restore(this.p);
     if (!h) throw error();
-    return new Float64Array(wasm.memory.buffer, h, 6).slice();
+    return new Float64Array(wasm.memory.buffer, h, RESTORE_LEN).slice();
   }
   setGrace(s, ms) {
     wasm.rawengine_setGrace(this.p, s, ms);

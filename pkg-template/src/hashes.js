@@ -3,19 +3,15 @@
 // methods, kept here as functions of the cache (`c`, or `this` in the methods)
 // that reach its private state through the accessors cache.js exports.
 
-import { DELETED, FAILED, NIL, ST_HASH, TO_MAIN } from "./constants.js";
+import { NIL, REASON_DELETED, ST_HASH, WRITE_TO_MAIN } from "./protocol.js";
 import {
   alive,
-  born,
-  clocksAt,
   deadline,
-  disposer,
   drain,
-  dropGhost,
   expireNow,
-  failed,
   flush,
   hit,
+  index,
   keyList,
   keyMap,
   live,
@@ -23,6 +19,7 @@ import {
   measure,
   miss,
   now,
+  place,
   read,
   runningLoads,
   sizeOf,
@@ -31,11 +28,12 @@ import {
   syncClock,
   toEngine,
   valList,
+  written,
 } from "./cache.js";
 import { expireKey } from "./commands.js";
 import { Hash } from "./hash.js";
 import { invalidate } from "./loading.js";
-import { F64, U32 } from "./memory.js";
+import { U32 } from "./memory.js";
 import { checkNumber, checkString, checkValue, condCode, parseWrite, toTime, wAt, wIdle, wTtl, wrongType } from "./validate.js";
 
 /**
@@ -56,9 +54,7 @@ export function liveKey(c, s) {
   let best = -1;
   let latest = now(c);
   for (const f of v.fields.values()) {
-    const t = clocksAt(c) + f * 3;
-    const idle = F64[t + 1] + F64[t + 2];
-    const d = F64[t] < idle ? F64[t] : idle;
+    const d = deadline(c, f);
     if (d > latest) {
       latest = d;
       best = f;
@@ -124,39 +120,22 @@ export const hashMethods = {
       const fs = valList(this)[h].fields.get(field);
       if (fs !== undefined) f = fs;
     }
-    if (returning) flags |= TO_MAIN;
+    if (returning) flags |= WRITE_TO_MAIN;
     const r = toEngine(this).hwrite(h, f, flags, ttl, idle, at, w);
-    // A failed write can still have grown (moved) the engine's columns.
-    if (r === FAILED) throw failed(this);
-    let calls = drain(this);
-    if (returning && r === NIL) dropGhost(this, key);
-    if (calls === null && disposer(this) !== undefined) calls = [];
+    const calls = written(this, r, key, returning);
     if (r === NIL) {
       if (runningLoads(this) !== 0) invalidate(this, key, field, true);
       flush(this, calls);
       return false;
     }
     const hs = U32[statusAt(this) + ST_HASH];
-    let box = valList(this)[hs];
     if (keyList(this)[hs] === undefined) {
-      box = new Hash();
-      if (returning) dropGhost(this, key);
-      keyMap(this).set(key, hs);
+      index(this, key, hs, returning);
       keyList(this)[hs] = key;
-      valList(this)[hs] = box;
+      valList(this)[hs] = new Hash();
     }
-    const isNew = keyList(this)[r] === undefined;
-    const stamps = born(this);
-    if (stamps !== null) stamps[r] = now(this);
-    if (isNew) {
-      box.fields.set(field, r);
-      keyList(this)[r] = field;
-      valList(this)[r] = value;
-    } else {
-      const old = valList(this)[r];
-      valList(this)[r] = value;
-      if (calls !== null && old !== value) calls.push(old, key, "replaced", field);
-    }
+    const isNew = place(this, r, field, value, calls, key, field);
+    if (isNew) valList(this)[hs].fields.set(field, r);
     // After the state is complete: aborting runs the loaders' listeners.
     if (runningLoads(this) !== 0) invalidate(this, key, field, true);
     flush(this, calls);
@@ -214,7 +193,7 @@ export const hashMethods = {
       if (runningLoads(this) !== 0) invalidate(this, key, field);
       return false;
     }
-    toEngine(this).remove(f, DELETED);
+    toEngine(this).remove(f, REASON_DELETED);
     const calls = drain(this);
     if (runningLoads(this) !== 0) invalidate(this, key, field);
     flush(this, calls);
@@ -280,6 +259,6 @@ export const hashMethods = {
     const df = deadline(this, f);
     const dh = deadline(this, h);
     const d = df < dh ? df : dh;
-    return d === Infinity ? Infinity : d - now(this);
+    return d - now(this); // Infinity when none: the clock is finite
   },
 };

@@ -13,46 +13,35 @@ function valueOf(c, s) {
 }
 
 /**
- * Live [key, slot] pairs. The clock is read before each step rather than
- * once: the caller may await between steps.
+ * The live entries' keys (`what` 0), values (1) or [key, value] pairs (2).
+ * The clock is read before each step rather than once: the caller may
+ * await between steps.
  */
-function* liveSlots(c) {
+function* liveEntries(c, what) {
   const it = keyMap(c).entries();
   for (;;) {
     syncClock(c);
     const r = it.next();
     if (r.done) return;
-    const s = r.value[1];
-    if (s >= 0 && liveKey(c, s)) yield r.value;
+    const [k, s] = r.value;
+    if (s >= 0 && liveKey(c, s)) yield what === 0 ? k : what === 1 ? valueOf(c, s) : [k, valueOf(c, s)];
   }
-}
-
-function* keysOf(c) {
-  for (const [k] of liveSlots(c)) yield k;
-}
-
-function* valuesOf(c) {
-  for (const [, s] of liveSlots(c)) yield valueOf(c, s);
-}
-
-function* entriesOf(c) {
-  for (const [k, s] of liveSlots(c)) yield [k, valueOf(c, s)];
 }
 
 export const iterationMethods = {
   keys() {
     alive(this);
-    return keysOf(this);
+    return liveEntries(this, 0);
   },
 
   values() {
     alive(this);
-    return valuesOf(this);
+    return liveEntries(this, 1);
   },
 
   entries() {
     alive(this);
-    return entriesOf(this);
+    return liveEntries(this, 2);
   },
 
   [Symbol.iterator]() {

@@ -4,13 +4,13 @@
 // here as functions of the cache (`c`) that reach its private state through
 // the accessors cache.js exports; fetch.js holds the loads themselves.
 //
-// Running loads live in `plain` (key -> Load) and `fields` (key -> field ->
-// Load) of the cache's `Loads`, created on first use. A load is called once
+// Running loads live in `map` (key -> field, or `undefined` for a plain
+// load, -> Load) of the cache's `Loads`, created on first use. A load is called once
 // and shared by every fetch of its key while it runs; `invalidate` takes it
 // out of the maps when a write, delete, expire, eviction or clear of its key
 // wins over it.
 
-import { NIL } from "./constants.js";
+import { NIL } from "./protocol.js";
 import {
   Load,
   allLoads,
@@ -48,8 +48,7 @@ import { checkString, describe, parseFetch, wrongType } from "./validate.js";
 /** A cache's loading state: its running loads, fetch defaults and counters. */
 export function newLoads(refresh, onError) {
   return {
-    plain: null,
-    fields: null,
+    map: null,
     refresh, // default refresh (undefined: none)
     onError,
     started: 0,
@@ -109,7 +108,7 @@ function fetchIn(c, key, field, loader, opts) {
   }
   if (fo.signal !== undefined && fo.signal.aborted) return Promise.reject(fo.signal.reason);
   if (refresh !== undefined) trackBirths(c);
-  let ld = loadOf(l.plain, l.fields, key, field);
+  let ld = loadOf(l.map, key, field);
   if (s !== NIL) {
     // A hit, as `get`/`hget` count it; maybe a refresh behind it.
     read(c, s);
@@ -138,15 +137,10 @@ function age(c, s) {
 function start(c, key, field, loader, fo, background) {
   const ld = new Load(key, field, fo, background);
   const l = loads(c);
-  if (field === undefined) {
-    if (l.plain === null) l.plain = new Map();
-    l.plain.set(key, ld);
-  } else {
-    if (l.fields === null) l.fields = new Map();
-    let m = l.fields.get(key);
-    if (m === undefined) l.fields.set(key, (m = new Map()));
-    m.set(field, ld);
-  }
+  const map = (l.map ??= new Map());
+  let m = map.get(key);
+  if (m === undefined) map.set(key, (m = new Map()));
+  m.set(field, ld);
   running(c, 1);
   l.started++;
   callLoader(ld, loader).then(
@@ -162,13 +156,9 @@ function unlist(c, ld) {
   ld.live = false;
   running(c, -1);
   const l = loads(c);
-  if (ld.field === undefined) {
-    l.plain.delete(ld.key);
-  } else {
-    const m = l.fields.get(ld.key);
-    m.delete(ld.field);
-    if (m.size === 0) l.fields.delete(ld.key);
-  }
+  const m = l.map.get(ld.key);
+  m.delete(ld.field);
+  if (m.size === 0) l.map.delete(ld.key);
 }
 
 /**
@@ -179,12 +169,12 @@ function unlist(c, ld) {
  */
 export function invalidate(c, key, field, plainToo) {
   const l = loads(c);
-  abortLoads(c, loadsOf(l.plain, l.fields, key, field, plainToo));
+  abortLoads(c, loadsOf(l.map, key, field, plainToo));
 }
 
 export function invalidateAll(c) {
   const l = loads(c);
-  abortLoads(c, allLoads(l.plain, l.fields));
+  abortLoads(c, allLoads(l.map));
 }
 
 function abortLoads(c, doomed) {

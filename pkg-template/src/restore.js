@@ -1,12 +1,22 @@
 // The restore hand-off: `TtlCache.restore` has the engine check and decode
 // snapshot bytes into a fresh RawEngine, hands that engine to the
-// constructor (instead of a new one), then fills the key index from the bytes.
+// constructor (instead of a new one), then fills the key index from the bytes
+// (tape.js).
 
 import { RawEngine } from "./glue.js";
 import { clockOption } from "./clock.js";
-import { Hash } from "./hash.js";
 import { attachMemory, copyIn, syncViews } from "./memory.js";
-import { ByteReader } from "./tape.js";
+import {
+  RESTORE_IDLE,
+  RESTORE_MAX_BYTES,
+  RESTORE_MAX_ENTRIES,
+  RESTORE_NOW,
+  RESTORE_SWEEP_BUDGET,
+  RESTORE_TTL,
+  SNAP_FLAGS_AT,
+  SNAP_FLAG_FOLLOWS,
+  SNAP_VERSION_AT,
+} from "./protocol.js";
 import { RESTORE_OPTIONS, checkOptions, describe, optionalFunction } from "./validate.js";
 
 // The engine `TtlCache.restore` hands the constructor instead of a new one.
@@ -40,40 +50,38 @@ export function restoreEngine(Cache, bytes, opts) {
   // here), and must be the same bytes both times.
   const copy = Uint8Array.prototype.slice.call(bytes);
   const raw = new RawEngine(0, Infinity, Infinity, Infinity, Infinity, 0);
-  let h;
+  let c;
   try {
     copyIn(raw, copy, "bytes");
-    h = raw.restore();
-  } catch (e) {
-    raw.free();
-    throw e;
-  } finally {
-    // Both calls may have grown the memory; every cache's views must follow
-    // even when this restore throws (the constructor below may, too).
+    const h = raw.restore();
+    // It may have grown the memory: every cache's views must follow.
     syncViews();
-  }
-  // The clock mode is a header flag of version 2 (the decoder checked it);
-  // version 1 had none and reads as manual. Options override it.
-  const follows = copy[4] >= 2 && (copy[6] & 1) !== 0;
-  let c;
-  adopting = raw;
-  try {
-    c = new Cache({
-      now: optClock !== undefined ? undefined : optNow !== undefined ? optNow : follows ? undefined : h[0],
+    // The clock mode is a header flag of version 2 (the decoder checked it);
+    // version 1 had none and reads as manual. Options override it (`now` is
+    // a number or undefined, `clock` a function or undefined: checked above).
+    const follows = copy[SNAP_VERSION_AT] >= 2 && (copy[SNAP_FLAGS_AT] & SNAP_FLAG_FOLLOWS) !== 0;
+    // Built (its getters read) before the engine is up for adoption: a
+    // getter may construct another cache, which must not take it.
+    const options = {
+      now: optNow ?? (optClock || follows ? undefined : h[RESTORE_NOW]),
       clock: optClock,
-      ttl: h[1],
-      idle: h[2],
-      maxEntries: h[3],
-      maxBytes: h[4],
-      sweepBudget: h[5],
+      ttl: h[RESTORE_TTL],
+      idle: h[RESTORE_IDLE],
+      maxEntries: h[RESTORE_MAX_ENTRIES],
+      maxBytes: h[RESTORE_MAX_BYTES],
+      sweepBudget: h[RESTORE_SWEEP_BUDGET],
       sizeOf,
       dispose,
       refresh: o.refresh,
       grace: o.grace,
       onLoadError: o.onLoadError,
-    });
+    };
+    adopting = raw;
+    c = new Cache(options);
   } catch (e) {
     raw.free();
+    // Even when this restore throws, every cache's views must follow.
+    syncViews();
     throw e;
   } finally {
     adopting = null;
@@ -81,35 +89,4 @@ export function restoreEngine(Cache, bytes, opts) {
   return [c, copy];
 }
 
-/**
- * Fills the key index, keys and values from snapshot bytes the engine has
- * checked (format: SNAPSHOT.md). The engine handed out slots 0, 1, 2, ...
- * in order, hashes before their fields.
- */
-export function fillIndex(bytes, keyMap, keyList, valList) {
-  const r = new ByteReader(bytes);
-  const count = r.header();
-  let slot = 0;
-  for (let e = 0; e < count; e++) {
-    const s = slot++;
-    const kind = r.head();
-    const key = r.name;
-    keyMap.set(key, s);
-    keyList[s] = key;
-    if (kind === 0) {
-      valList[s] = r.value();
-      continue;
-    }
-    const box = new Hash();
-    valList[s] = box;
-    const nf = r.varint();
-    for (let i = 0; i < nf; i++) {
-      const f = slot++;
-      r.head();
-      const name = r.name;
-      box.fields.set(name, f);
-      keyList[f] = name;
-      valList[f] = r.value();
-    }
-  }
-}
+export { fillIndex } from "./tape.js";

@@ -5,22 +5,38 @@
 // checks both byte for byte (SNAPSHOT.md says why there are two).
 
 import {
-  F_ARRAY,
-  F_BIGINT,
-  F_BYTES,
-  F_DATE,
-  F_FALSE,
-  F_FLOAT,
-  F_INT,
-  F_MAP,
-  F_NEG_BIGINT,
-  F_NULL,
-  F_NULL_OBJECT,
-  F_OBJECT,
-  F_STRING,
-  F_TRUE,
-  F_UNDEF,
-} from "./constants.js";
+  ENTRY_FIELD,
+  ENTRY_HASH,
+  ENTRY_HAS_ABS,
+  ENTRY_HAS_IDLE,
+  ENTRY_HAS_WEIGHT,
+  ENTRY_PLAIN,
+  SNAP_FLAG_FOLLOWS,
+  SNAP_HEADER_LEN,
+  SNAP_LENGTH_AT,
+  SNAP_MAGIC,
+  SNAP_MAX_DEPTH,
+  SNAP_TRAILER_LEN,
+  SNAP_VERSION,
+  TAG_ARRAY,
+  TAG_BIGINT,
+  TAG_BYTES,
+  TAG_DATE,
+  TAG_FALSE,
+  TAG_FLOAT,
+  TAG_INT,
+  TAG_MAP,
+  TAG_NEG_BIGINT,
+  TAG_NULL,
+  TAG_NULL_OBJECT,
+  TAG_OBJECT,
+  TAG_STRING,
+  TAG_TRUE,
+  TAG_UNDEFINED,
+  TIMES_IDLE,
+  TIMES_LAST,
+  TIMES_STRIDE,
+} from "./protocol.js";
 import {
   alive,
   clock,
@@ -41,7 +57,6 @@ import { Hash } from "./hash.js";
 import { liveKey } from "./hashes.js";
 import { F64, copyIn, syncViews } from "./memory.js";
 
-const MAX_DEPTH = 64;
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
 let crcTable = null;
@@ -60,71 +75,69 @@ function crc32(b, n) {
   return (c ^ 0xffffffff) >>> 0;
 }
 
-/** Thrown inside the walk; `snapshot()` turns it into a TypeError naming the key. */
-class NoData {
-  constructor(what) {
-    this.what = what;
-  }
-}
-
 function kindOf(v) {
   const p = Object.getPrototypeOf(v);
   const name = p !== null && typeof p.constructor === "function" ? p.constructor.name : "";
   return name ? `it holds an instance of ${name}` : "it holds an object with an unusual prototype";
 }
 
-/** Writes the snapshot format (see SNAPSHOT.md). */
-class Writer {
-  constructor() {
-    this.buf = new Uint8Array(1024);
-    this.dv = new DataView(this.buf.buffer);
-    this.n = 0;
-    this.stack = [];
-  }
+/**
+ * Encodes rows copied out of a cache (per entry: name, value, abs, last,
+ * idle, weight; a hash's fields follow their key's row) in the format (see
+ * SNAPSHOT.md). `shape` holds per entry -1 for a plain one, or its number of
+ * fields. The writer's state is local to the call: a value getter may take
+ * another snapshot meanwhile. Closures rather than a class: a minifier
+ * shortens their names and locals, not a class's property names.
+ */
+export function encodeSnapshot(now, follows, o, rows, shape) {
+  let buf = new Uint8Array(1024);
+  let dv = new DataView(buf.buffer);
+  let n = SNAP_HEADER_LEN; // the header's fixed part, written below
+  const stack = [];
+  let key; // the entry (and field) being written, for noData()
+  let field;
 
-  need(k) {
-    if (this.n + k <= this.buf.length) return;
-    const b = new Uint8Array(Math.max(this.buf.length * 2, this.n + k));
-    b.set(this.buf.subarray(0, this.n));
-    this.buf = b;
-    this.dv = new DataView(b.buffer);
-  }
+  /** The error for a value with no data form, naming its key (and field). */
+  const noData = (what) => {
+    const where = `key ${JSON.stringify(key)}${field === undefined ? "" : ` field ${JSON.stringify(field)}`}`;
+    return new TypeError(`snapshot: the value at ${where} has no data form: ${what}`);
+  };
 
-  u8(x) {
-    this.need(1);
-    this.buf[this.n++] = x;
-  }
-
-  f64(x) {
-    this.need(8);
-    if (x !== x) {
-      this.dv.setUint32(this.n, 0, true);
-      this.dv.setUint32(this.n + 4, 0x7ff80000, true); // the one canonical NaN
-    } else {
-      this.dv.setFloat64(this.n, x, true);
+  const need = (k) => {
+    if (n + k > buf.length) {
+      const b = new Uint8Array(Math.max(buf.length * 2, n + k));
+      b.set(buf.subarray(0, n));
+      buf = b;
+      dv = new DataView(b.buffer);
     }
-    this.n += 8;
-  }
+  };
 
-  /** LEB128 of a non-negative integer up to 2^53, or a bigint. */
-  varint(v) {
-    if (typeof v === "bigint") {
-      while (v >= 128n) {
-        this.u8(Number(v & 127n) | 128);
-        v >>= 7n;
-      }
-      this.u8(Number(v));
-      return;
-    }
-    while (v >= 128) {
-      this.u8((v % 128) | 128);
-      v = Math.floor(v / 128);
-    }
-    this.u8(v);
-  }
+  const u8 = (x) => {
+    need(1);
+    buf[n++] = x;
+  };
+
+  const f64 = (x) => {
+    need(8);
+    // The one canonical NaN. Bytes past `n` are still zero.
+    if (x !== x) dv.setUint32(n + 4, 0x7ff80000, true);
+    else dv.setFloat64(n, x, true);
+    n += 8;
+  };
+
+  /**
+   * LEB128 of a non-negative integer up to 2^53; or of `v + odd` for an
+   * even `v` up to 2^54 (an integer value's zigzag form, which a double
+   * cannot hold when odd): the low bit goes into the first byte, where
+   * adding it carries nothing.
+   */
+  const varint = (v, odd = 0) => {
+    for (; v >= 128; v = (v - (v % 128)) / 128, odd = 0) u8((v % 128) + odd + 128);
+    u8(v + odd);
+  };
 
   /** Latin-1 when every code unit fits a byte, else UTF-16LE (lone surrogates kept). */
-  str(s) {
+  const str = (s) => {
     const len = s.length;
     let wide = 0;
     for (let i = 0; i < len; i++) {
@@ -133,88 +146,54 @@ class Writer {
         break;
       }
     }
-    this.varint(len * 2 + wide);
-    this.need(len << wide);
-    const b = this.buf;
-    let n = this.n;
-    if (wide) {
-      for (let i = 0; i < len; i++) {
-        const c = s.charCodeAt(i);
-        b[n++] = c & 255;
-        b[n++] = c >>> 8;
-      }
-    } else {
-      for (let i = 0; i < len; i++) b[n++] = s.charCodeAt(i);
+    varint(len * 2 + wide);
+    need(len << wide);
+    for (let i = 0; i < len; i++) {
+      const c = s.charCodeAt(i);
+      buf[n++] = c; // the low byte
+      if (wide) buf[n++] = c >>> 8;
     }
-    this.n = n;
-  }
+  };
 
-  raw(bytes) {
-    this.varint(bytes.length);
-    this.need(bytes.length);
-    this.buf.set(bytes, this.n);
-    this.n += bytes.length;
-  }
+  const raw = (bytes) => {
+    varint(bytes.length);
+    need(bytes.length);
+    buf.set(bytes, n);
+    n += bytes.length;
+  };
 
-  header(now, follows, ttl, idle, maxEntries, maxBytes, sweepBudget, count) {
-    this.u8(0x89);
-    this.u8(0x4c); // "LPS"
-    this.u8(0x50);
-    this.u8(0x53);
-    this.u8(2); // version 2, LE
-    this.u8(0);
-    this.u8(follows ? 1 : 0); // flags: bit 0, the clock follows a clock (not manual)
-    for (let i = 0; i < 9; i++) this.u8(0); // flags high byte, length (patched)
-    this.f64(now);
-    this.f64(ttl);
-    this.f64(idle);
-    this.varint(maxEntries === Infinity ? 0 : maxEntries);
-    this.varint(maxBytes === Infinity ? 0 : maxBytes);
-    this.varint(sweepBudget === Infinity ? 0 : sweepBudget + 1);
-    this.varint(count);
-  }
+  /** Flags, key or field name, clocks and size. kind: an ENTRY_* kind. */
+  const head = (kind, name, abs, last, idle, weight) => {
+    u8(kind | (abs !== Infinity ? ENTRY_HAS_ABS : 0) | (idle !== Infinity ? ENTRY_HAS_IDLE : 0) | (weight !== 0 ? ENTRY_HAS_WEIGHT : 0));
+    str(name);
+    if (abs !== Infinity) f64(abs);
+    f64(last);
+    if (idle !== Infinity) f64(idle);
+    if (weight !== 0) varint(weight);
+  };
 
-  /** Flags, key or field name, clocks and size. kind: 0 plain, 1 hash, 2 field. */
-  head(kind, name, abs, last, idle, weight) {
-    this.u8(kind | (abs !== Infinity ? 4 : 0) | (idle !== Infinity ? 8 : 0) | (weight !== 0 ? 16 : 0));
-    this.str(name);
-    if (abs !== Infinity) this.f64(abs);
-    this.f64(last);
-    if (idle !== Infinity) this.f64(idle);
-    if (weight !== 0) this.varint(weight);
-  }
-
-  entry(v, key, field) {
-    try {
-      this.value(v, 0);
-    } catch (e) {
-      if (!(e instanceof NoData)) throw e;
-      const where = field === undefined ? `key ${JSON.stringify(key)}` : `key ${JSON.stringify(key)} field ${JSON.stringify(field)}`;
-      throw new TypeError(`snapshot: the value at ${where} has no data form: ${e.what}`);
-    }
-  }
-
-  value(v, depth) {
-    if (depth > MAX_DEPTH) throw new NoData(`it is nested deeper than ${MAX_DEPTH} levels`);
+  const value = (v, depth) => {
+    if (depth > SNAP_MAX_DEPTH) throw noData(`it is nested deeper than ${SNAP_MAX_DEPTH} levels`);
     switch (typeof v) {
       case "number":
         if (Number.isInteger(v) && Math.abs(v) <= MAX_SAFE && !Object.is(v, -0)) {
-          this.u8(F_INT);
-          this.varint(Math.abs(v) < 2 ** 52 ? (v < 0 ? -2 * v - 1 : 2 * v) : v < 0 ? -2n * BigInt(v) - 1n : 2n * BigInt(v));
+          u8(TAG_INT);
+          // zigzag: 2v, or -2v - 1 for a negative v
+          varint(v < 0 ? -2 * v - 2 : 2 * v, v < 0 ? 1 : 0);
         } else {
-          this.u8(F_FLOAT);
-          this.f64(v);
+          u8(TAG_FLOAT);
+          f64(v);
         }
         return;
       case "string":
-        this.u8(F_STRING);
-        this.str(v);
+        u8(TAG_STRING);
+        str(v);
         return;
       case "boolean":
-        this.u8(v ? F_TRUE : F_FALSE);
+        u8(v ? TAG_TRUE : TAG_FALSE);
         return;
       case "undefined":
-        this.u8(F_UNDEF);
+        u8(TAG_UNDEFINED);
         return;
       case "bigint": {
         const neg = v < 0n;
@@ -222,104 +201,101 @@ class Writer {
         if (hex.length % 2 === 1) hex = "0" + hex;
         const mag = new Uint8Array(hex.length / 2);
         for (let i = 0; i < mag.length; i++) mag[i] = parseInt(hex.slice(2 * i, 2 * i + 2), 16);
-        this.u8(neg ? F_NEG_BIGINT : F_BIGINT);
-        this.raw(mag);
+        u8(neg ? TAG_NEG_BIGINT : TAG_BIGINT);
+        raw(mag);
         return;
       }
       case "object":
         break;
       default:
-        throw new NoData(`it holds a ${typeof v}`);
+        throw noData(`it holds a ${typeof v}`);
     }
     if (v === null) {
-      this.u8(F_NULL);
+      u8(TAG_NULL);
       return;
     }
-    const stack = this.stack;
-    if (stack.includes(v)) throw new NoData("it contains a cycle");
+    if (stack.includes(v)) throw noData("it contains a cycle");
     const p = Object.getPrototypeOf(v);
     if (p === Uint8Array.prototype) {
-      this.u8(F_BYTES);
-      this.raw(v);
+      u8(TAG_BYTES);
+      raw(v);
       return;
     }
     if (p === Date.prototype) {
-      this.u8(F_DATE);
-      this.f64(v.getTime());
+      u8(TAG_DATE);
+      f64(v.getTime());
       return;
     }
     stack.push(v);
     if (p === Array.prototype && Array.isArray(v)) {
-      const n = v.length;
+      const len = v.length;
       // The format holds an array's elements only: named properties would be
       // dropped. Object.keys lists indices first, so the last key tells.
       const keys = Object.keys(v);
       const last = keys.length === 0 ? undefined : keys[keys.length - 1];
-      if (last !== undefined && !(String(+last) === last && +last < n)) {
-        throw new NoData("it is an array with named properties");
+      if (last !== undefined && !(String(+last) === last && +last < len)) {
+        throw noData("it is an array with named properties");
       }
-      this.u8(F_ARRAY);
-      this.varint(n);
-      for (let i = 0; i < n; i++) this.value(v[i], depth + 1);
+      u8(TAG_ARRAY);
+      varint(len);
+      for (let i = 0; i < len; i++) value(v[i], depth + 1);
     } else if (p === Map.prototype) {
-      this.u8(F_MAP);
-      this.varint(v.size);
+      u8(TAG_MAP);
+      varint(v.size);
       for (const [k, x] of v) {
-        this.value(k, depth + 1);
-        this.value(x, depth + 1);
+        value(k, depth + 1);
+        value(x, depth + 1);
       }
     } else if (p === Object.prototype || p === null) {
       const keys = Object.keys(v);
-      this.u8(p === null ? F_NULL_OBJECT : F_OBJECT);
-      this.varint(keys.length);
+      u8(p === null ? TAG_NULL_OBJECT : TAG_OBJECT);
+      varint(keys.length);
       for (const k of keys) {
-        this.str(k);
-        this.value(v[k], depth + 1);
+        str(k);
+        value(v[k], depth + 1);
       }
     } else {
-      throw new NoData(kindOf(v));
+      throw noData(kindOf(v));
     }
     stack.pop();
-  }
+  };
 
-  /** Patches the length, appends the CRC-32; returns the bytes. */
-  finish() {
-    const total = this.n + 4;
-    this.dv.setUint32(8, total % 2 ** 32, true);
-    this.dv.setUint32(12, Math.floor(total / 2 ** 32), true);
-    const crc = crc32(this.buf, this.n);
-    this.need(4);
-    this.dv.setUint32(this.n, crc, true);
-    this.n += 4;
-    return this.buf.slice(0, this.n);
-  }
-}
-
-/**
- * Encodes rows copied out of a cache (per entry: name, value, abs, last,
- * idle, weight; a hash's fields follow their key's row) in the format.
- * `shape` holds per entry -1 for a plain one, or its number of fields.
- */
-export function encodeSnapshot(now, follows, o, rows, shape) {
-  const w = new Writer();
-  w.header(now, follows, o.ttl, o.idle, o.maxEntries, o.maxBytes, o.sweepBudget, shape.length);
+  // The magic, the version, the flags (the clock follows a clock, not
+  // manual), then the flags' high byte and the length (patched at the end).
+  buf.set([...SNAP_MAGIC, SNAP_VERSION & 255, SNAP_VERSION >>> 8, follows ? SNAP_FLAG_FOLLOWS : 0]);
+  f64(now);
+  f64(o.ttl);
+  f64(o.idle);
+  varint(o.maxEntries === Infinity ? 0 : o.maxEntries);
+  varint(o.maxBytes === Infinity ? 0 : o.maxBytes);
+  varint(o.sweepBudget === Infinity ? 0 : o.sweepBudget + 1);
+  varint(shape.length);
   let r = 0;
   for (let i = 0; i < shape.length; i++) {
-    const key = rows[r];
-    w.head(shape[i] < 0 ? 0 : 1, key, rows[r + 2], rows[r + 3], rows[r + 4], rows[r + 5]);
+    key = rows[r];
+    field = undefined;
+    head(shape[i] < 0 ? ENTRY_PLAIN : ENTRY_HASH, key, rows[r + 2], rows[r + 3], rows[r + 4], rows[r + 5]);
     if (shape[i] < 0) {
-      w.entry(rows[r + 1], key, undefined);
+      value(rows[r + 1], 0);
       r += 6;
       continue;
     }
     r += 6;
-    w.varint(shape[i]);
+    varint(shape[i]);
     for (let j = 0; j < shape[i]; j++, r += 6) {
-      w.head(2, rows[r], rows[r + 2], rows[r + 3], rows[r + 4], rows[r + 5]);
-      w.entry(rows[r + 1], key, rows[r]);
+      field = rows[r];
+      head(ENTRY_FIELD, field, rows[r + 2], rows[r + 3], rows[r + 4], rows[r + 5]);
+      value(rows[r + 1], 0);
     }
   }
-  return w.finish();
+  // The length, then the CRC-32 of everything before it.
+  const total = n + SNAP_TRAILER_LEN;
+  dv.setUint32(SNAP_LENGTH_AT, total % 2 ** 32, true);
+  dv.setUint32(SNAP_LENGTH_AT + 4, Math.floor(total / 2 ** 32), true);
+  const crc = crc32(buf, n);
+  need(SNAP_TRAILER_LEN);
+  dv.setUint32(n, crc, true);
+  return buf.slice(0, n + SNAP_TRAILER_LEN);
 }
 
 // ---- TtlCache.prototype.snapshot: copying the live state out ---------------
@@ -330,8 +306,8 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
 /** Appends a snapshot row: name, value, clocks and recorded size of slot `s`. */
 function row(c, rows, name, v, s, sized) {
   syncViews();
-  const t = clocksAt(c) + s * 3;
-  rows.push(name, v, F64[t], F64[t + 1], F64[t + 2], sized ? engine(c).slotWeight(s) : 0);
+  const t = clocksAt(c) + s * TIMES_STRIDE;
+  rows.push(name, v, F64[t], F64[t + TIMES_LAST], F64[t + TIMES_IDLE], sized ? engine(c).slotWeight(s) : 0);
 }
 
 /**

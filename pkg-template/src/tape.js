@@ -2,155 +2,127 @@
 // (format: SNAPSHOT.md) once the engine has checked them.
 
 import {
-  F_ARRAY,
-  F_BIGINT,
-  F_BYTES,
-  F_DATE,
-  F_FALSE,
-  F_FLOAT,
-  F_INT,
-  F_MAP,
-  F_NEG_BIGINT,
-  F_NULL,
-  F_NULL_OBJECT,
-  F_OBJECT,
-  F_STRING,
-  F_TRUE,
-  F_UNDEF,
-} from "./constants.js";
-
-const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+  ENTRY_HAS_ABS,
+  ENTRY_HAS_IDLE,
+  ENTRY_HAS_WEIGHT,
+  ENTRY_KIND_MASK,
+  ENTRY_PLAIN,
+  SNAP_CLOCKS_LEN,
+  SNAP_HEADER_LEN,
+  TAG_ARRAY,
+  TAG_BIGINT,
+  TAG_BYTES,
+  TAG_DATE,
+  TAG_FALSE,
+  TAG_FLOAT,
+  TAG_INT,
+  TAG_MAP,
+  TAG_NEG_BIGINT,
+  TAG_NULL,
+  TAG_NULL_OBJECT,
+  TAG_OBJECT,
+  TAG_STRING,
+  TAG_TRUE,
+  TAG_UNDEFINED,
+} from "./protocol.js";
+import { Hash } from "./hash.js";
 
 /**
- * Reads keys and values back from snapshot bytes the engine has checked
- * (every rule of SNAPSHOT.md holds, so nothing is re-checked here). Reading
- * them here, not from a tape the engine builds, keeps the wasm memory a
- * restore needs proportional to the keys: a tape costs up to 12 bytes of
- * wasm memory per snapshot byte.
+ * Fills the key index, keys and values from snapshot bytes the engine has
+ * checked (every rule of SNAPSHOT.md holds, so nothing is re-checked here).
+ * The engine handed out slots 0, 1, 2, ... in order, hashes before their
+ * fields. Reading them here, not from a tape the engine builds, keeps the
+ * wasm memory a restore needs proportional to the keys: a tape costs up to
+ * 12 bytes of wasm memory per snapshot byte. Closures over local state, not
+ * a class: a minifier shortens their names.
  */
-export class ByteReader {
-  constructor(bytes) {
-    this.b = bytes;
-    this.dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-    this.p = 0;
-    this.name = "";
-  }
+export function fillIndex(bytes, keyMap, keyList, valList) {
+  const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  let p = SNAP_HEADER_LEN + SNAP_CLOCKS_LEN; // past the header and the clocks
+  let name = ""; // set by head()
 
-  /** Skips the header and options; returns the entry count. */
-  header() {
-    this.p = 16 + 24;
-    for (let i = 0; i < 3; i++) this.varint();
-    return this.varint();
-  }
-
-  /** A count or length (at most the input's length, so a safe integer). */
-  varint() {
-    const b = this.b;
-    let v = 0;
+  /**
+   * A count or length (at most the input's length, so a safe integer); or,
+   * less `odd` (its low bit), an integer value's zigzag form, up to 2^54:
+   * every partial sum is then even, so exact.
+   */
+  const varint = (odd = 0) => {
+    let v = -odd;
     let m = 1;
-    for (;;) {
-      const x = b[this.p++];
+    let x;
+    do {
+      x = bytes[p++];
       v += (x & 127) * m;
-      if (x < 128) return v;
       m *= 128;
-    }
-  }
+    } while (x > 127);
+    return v;
+  };
 
-  /** A varint that may exceed 2^53 (an integer value's zigzag form). */
-  bigVarint() {
-    const b = this.b;
-    let v = 0n;
-    let shift = 0n;
-    for (;;) {
-      const x = b[this.p++];
-      v |= BigInt(x & 127) << shift;
-      if (x < 128) return v;
-      shift += 7n;
-    }
-  }
+  const f64 = () => {
+    p += 8;
+    return dv.getFloat64(p - 8, true);
+  };
 
-  f64() {
-    const x = this.dv.getFloat64(this.p, true);
-    this.p += 8;
-    return x;
-  }
+  const take = (n) => bytes.slice(p, (p += n));
 
-  str() {
-    const h = this.varint();
-    const len = Math.floor(h / 2);
-    const b = this.b;
-    let p = this.p;
+  /** Latin-1 (h even) or UTF-16LE code units, 8192 at a time (the argument limit of apply). */
+  const str = () => {
+    const h = varint();
+    const wide = h % 2;
+    const len = (h - wide) / 2;
+    const units = new Uint16Array(Math.min(len, 8192));
     let s = "";
-    if (h % 2 === 0) {
-      const end = p + len;
-      for (let q = p; q < end; q += 8192) {
-        s += String.fromCharCode.apply(null, b.subarray(q, Math.min(end, q + 8192)));
-      }
-      p = end;
-    } else {
-      const units = new Uint16Array(Math.min(len, 8192));
-      for (let done = 0; done < len; ) {
-        const n = Math.min(len - done, 8192);
-        for (let i = 0; i < n; i++, p += 2) units[i] = b[p] | (b[p + 1] << 8);
-        s += String.fromCharCode.apply(null, n === units.length ? units : units.subarray(0, n));
-        done += n;
-      }
+    for (let done = 0; done < len; ) {
+      const n = Math.min(len - done, 8192);
+      for (let i = 0; i < n; i++) units[i] = wide ? bytes[p++] | (bytes[p++] << 8) : bytes[p++];
+      s += String.fromCharCode.apply(null, n === units.length ? units : units.subarray(0, n));
+      done += n;
     }
-    this.p = p;
     return s;
-  }
+  };
 
   /** An entry's or field's head: sets `name`, skips clocks and size; returns the kind. */
-  head() {
-    const f = this.b[this.p++];
-    this.name = this.str();
-    this.p += 8 + (f & 4 ? 8 : 0) + (f & 8 ? 8 : 0);
-    if (f & 16) this.varint();
-    return f & 3;
-  }
+  const head = () => {
+    const f = bytes[p++];
+    name = str();
+    p += 8 + (f & ENTRY_HAS_ABS ? 8 : 0) + (f & ENTRY_HAS_IDLE ? 8 : 0);
+    if (f & ENTRY_HAS_WEIGHT) varint();
+    return f & ENTRY_KIND_MASK;
+  };
 
-  bytes(n) {
-    const out = this.b.slice(this.p, this.p + n);
-    this.p += n;
-    return out;
-  }
-
-  value() {
-    const t = this.b[this.p++];
+  const value = () => {
+    const t = bytes[p++];
     switch (t) {
-      case F_UNDEF:
+      case TAG_UNDEFINED:
         return undefined;
-      case F_NULL:
+      case TAG_NULL:
         return null;
-      case F_FALSE:
+      case TAG_FALSE:
         return false;
-      case F_TRUE:
+      case TAG_TRUE:
         return true;
-      case F_INT: {
-        const start = this.p;
-        const z = this.varint();
-        if (z <= MAX_SAFE) return z % 2 === 1 ? -(z + 1) / 2 : z / 2;
-        this.p = start;
-        const zb = this.bigVarint();
-        return Number(zb & 1n ? -((zb + 1n) >> 1n) : zb >> 1n);
+      case TAG_INT: {
+        const odd = bytes[p] & 1;
+        const half = varint(odd) / 2;
+        return odd ? -half - 1 : half;
       }
-      case F_FLOAT:
-        return this.f64();
-      case F_STRING:
-        return this.str();
-      case F_ARRAY: {
-        const n = this.varint();
+      case TAG_FLOAT:
+        return f64();
+      case TAG_STRING:
+        return str();
+      case TAG_ARRAY: {
+        const n = varint();
         const a = [];
-        for (let i = 0; i < n; i++) a.push(this.value());
+        for (let i = 0; i < n; i++) a.push(value());
         return a;
       }
-      case F_OBJECT:
-      case F_NULL_OBJECT: {
-        const n = this.varint();
-        const o = t === F_OBJECT ? {} : Object.create(null);
+      case TAG_OBJECT:
+      case TAG_NULL_OBJECT: {
+        const n = varint();
+        const o = t === TAG_OBJECT ? {} : Object.create(null);
         for (let i = 0; i < n; i++) {
-          const k = this.str();
-          const x = this.value();
+          const k = str();
+          const x = value();
           if (k === "__proto__") {
             Object.defineProperty(o, k, { value: x, writable: true, enumerable: true, configurable: true });
           } else {
@@ -159,29 +131,57 @@ export class ByteReader {
         }
         return o;
       }
-      case F_BYTES:
-        return this.bytes(this.varint());
-      case F_DATE:
-        return new Date(this.f64());
-      case F_MAP: {
-        const n = this.varint();
+      case TAG_BYTES:
+        return take(varint());
+      case TAG_DATE:
+        return new Date(f64());
+      case TAG_MAP: {
+        const n = varint();
         const m = new Map();
         for (let i = 0; i < n; i++) {
-          const k = this.value();
-          m.set(k, this.value());
+          const k = value();
+          m.set(k, value());
         }
         return m;
       }
-      case F_BIGINT:
-      case F_NEG_BIGINT: {
-        const mag = this.bytes(this.varint());
+      case TAG_BIGINT:
+      case TAG_NEG_BIGINT: {
+        const mag = take(varint());
         let hex = "";
         for (let i = 0; i < mag.length; i++) hex += (mag[i] < 16 ? "0" : "") + mag[i].toString(16);
         const v = hex === "" ? 0n : BigInt("0x" + hex);
-        return t === F_NEG_BIGINT ? -v : v;
+        return t === TAG_NEG_BIGINT ? -v : v;
       }
       default:
         throw new Error(`snapshot: internal: bad value tag ${t}`);
+    }
+  };
+
+  // The options (maxEntries, maxBytes, sweepBudget), then the entry count.
+  varint();
+  varint();
+  varint();
+  const count = varint();
+  let slot = 0;
+  for (let e = 0; e < count; e++) {
+    const s = slot++;
+    const kind = head();
+    const key = name;
+    keyMap.set(key, s);
+    keyList[s] = key;
+    if (kind === ENTRY_PLAIN) {
+      valList[s] = value();
+      continue;
+    }
+    const box = new Hash();
+    valList[s] = box;
+    const nf = varint();
+    for (let i = 0; i < nf; i++) {
+      const f = slot++;
+      head();
+      box.fields.set(name, f);
+      keyList[f] = name;
+      valList[f] = value();
     }
   }
 }

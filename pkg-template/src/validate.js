@@ -1,7 +1,9 @@
 // Argument and option checks for every public method, and the hints that
 // point a user coming from lru-cache at lapse's option names.
 
-import { CONDS, HAS_AT, HAS_IDLE, HAS_TTL, KEEP_TTL } from "./constants.js";
+import { COND_GT, COND_LT, COND_NX, COND_XX, WRITE_AT, WRITE_IDLE, WRITE_KEEP_TTL, WRITE_TTL } from "./protocol.js";
+
+const CONDS = { NX: COND_NX, XX: COND_XX, GT: COND_GT, LT: COND_LT };
 
 export const CTOR_OPTIONS = new Set([
   "now",
@@ -139,22 +141,22 @@ export function parseWrite(opts) {
   let at = 0;
   if (ttl !== undefined) {
     checkNumber("ttl", ttl);
-    flags |= HAS_TTL;
+    flags |= WRITE_TTL;
   }
   if (idle !== undefined) {
     checkNumber("idle", idle);
-    flags |= HAS_IDLE;
+    flags |= WRITE_IDLE;
   }
   if (expireAt !== undefined) {
     at = toTime("expireAt", expireAt);
-    flags |= HAS_AT;
+    flags |= WRITE_AT;
   }
   if (keepTtl !== undefined) {
     if (typeof keepTtl !== "boolean") throw new TypeError(`keepTtl: must be a boolean, got ${describe(keepTtl)}`);
-    if (keepTtl) flags |= KEEP_TTL;
+    if (keepTtl) flags |= WRITE_KEEP_TTL;
   }
-  wTtl = flags & HAS_TTL ? ttl : 0;
-  wIdle = flags & HAS_IDLE ? idle : 0;
+  wTtl = flags & WRITE_TTL ? ttl : 0;
+  wIdle = flags & WRITE_IDLE ? idle : 0;
   wAt = at;
   return flags;
 }

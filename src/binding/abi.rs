@@ -13,6 +13,9 @@
 
 use super::{oom_message, JsResult, RawEngine};
 use crate::error::Error;
+use crate::protocol::{
+    CALL_FAILED, ERROR_CLASS, ERROR_MSG, ERROR_MSG_LEN, ERROR_PLAIN, ERROR_RANGE, ERROR_TYPE, ERROR_WORDS,
+};
 use alloc::boxed::Box;
 use alloc::string::String;
 use core::cell::UnsafeCell;
@@ -22,14 +25,14 @@ struct Last {
     error: Option<Error>,
     msg: String,
     /// `[class, message address, message length]`, what JS reads.
-    out: [u32; 3],
+    out: [u32; ERROR_WORDS],
 }
 
 struct Shared(UnsafeCell<Last>);
 // wasm32 without threads: one caller at a time.
 unsafe impl Sync for Shared {}
 
-static LAST: Shared = Shared(UnsafeCell::new(Last { error: None, msg: String::new(), out: [0; 3] }));
+static LAST: Shared = Shared(UnsafeCell::new(Last { error: None, msg: String::new(), out: [0; ERROR_WORDS] }));
 
 fn last() -> &'static mut Last {
     // Only reached from the exports below, never re-entered.
@@ -42,7 +45,7 @@ fn num<T>(r: JsResult<T>, f: impl FnOnce(T) -> f64) -> f64 {
         Ok(v) => f(v),
         Err(e) => {
             last().error = Some(e);
-            -1.0
+            f64::from(CALL_FAILED)
         }
     }
 }
@@ -57,17 +60,17 @@ fn eng<'a>(p: *mut RawEngine) -> &'a mut RawEngine {
     unsafe { &mut *p }
 }
 
-/// The last failure as `[class, address, length]` (class 0 `TypeError`,
-/// 1 `RangeError`, 2 `Error`); 0 when there is none.
+/// The last failure as the `ERROR_*` record (class, message address and
+/// length); 0 when there is none.
 #[no_mangle]
 pub extern "C" fn lapse_error() -> u32 {
     let l = last();
     let Some(e) = l.error.take() else { return 0 };
     l.msg = String::new();
     let class = match e {
-        Error::Type { .. } | Error::WrongType { .. } => 0,
-        Error::Range { .. } => 1,
-        Error::Corrupt(_) => 2,
+        Error::Type { .. } | Error::WrongType { .. } => ERROR_TYPE,
+        Error::Range { .. } => ERROR_RANGE,
+        Error::Corrupt(_) => ERROR_PLAIN,
     };
     let text: &str = match &e {
         // Out of memory carries no message: it is static (see `oom`).
@@ -77,7 +80,9 @@ pub extern "C" fn lapse_error() -> u32 {
             &l.msg
         }
     };
-    l.out = [class, text.as_ptr() as u32, text.len() as u32];
+    l.out[ERROR_CLASS] = class;
+    l.out[ERROR_MSG] = text.as_ptr() as u32;
+    l.out[ERROR_MSG_LEN] = text.len() as u32;
     l.out.as_ptr() as u32
 }
 
@@ -111,11 +116,6 @@ pub extern "C" fn rawengine_reclaim(p: *mut RawEngine) {
 #[no_mangle]
 pub extern "C" fn rawengine_reserve(p: *mut RawEngine, n: u32) {
     eng(p).reserve(n);
-}
-
-#[no_mangle]
-pub extern "C" fn rawengine_pendingCap(p: *mut RawEngine) -> u32 {
-    eng(p).pending_cap()
 }
 
 #[no_mangle]

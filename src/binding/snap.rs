@@ -16,7 +16,10 @@
 use super::{headroom, oom, RawEngine};
 use crate::engine::{Engine, Kind, Options, Times};
 use crate::error::Error;
-use crate::list::NIL;
+use crate::protocol::{
+    NIL, RESTORE_IDLE, RESTORE_LEN, RESTORE_MAX_BYTES, RESTORE_MAX_ENTRIES, RESTORE_NOW, RESTORE_SWEEP_BUDGET,
+    RESTORE_TTL,
+};
 use crate::snapshot::{self, corrupt, Visit};
 use alloc::vec::Vec;
 
@@ -60,19 +63,20 @@ impl RawEngine {
         // clock (slots are scheduled as they arrive). `maxEntries` is set
         // after: no preallocation from a declared bound.
         let h = snapshot::check_with(&bytes, &mut |_, _, _| Ok(()))?.nums;
+        debug_assert_eq!(h.len(), RESTORE_LEN, "the header's numbers, in RESTORE_* order");
         // Only the engine: the decoder checked the numbers (`Infinity`: none).
         let lim = |v: f64| (v != f64::INFINITY).then_some(v);
         let int = |v: f64| lim(v).map(|v| v as u64);
         let opts = Options {
-            ttl: lim(h[1]),
-            idle: lim(h[2]),
+            ttl: lim(h[RESTORE_TTL]),
+            idle: lim(h[RESTORE_IDLE]),
             max_entries: None,
-            max_bytes: int(h[4]),
-            sweep_budget: int(h[5]),
+            max_bytes: int(h[RESTORE_MAX_BYTES]),
+            sweep_budget: int(h[RESTORE_SWEEP_BUDGET]),
         };
-        let mut fresh = Engine::new(&opts, h[0])?;
+        let mut fresh = Engine::new(&opts, h[RESTORE_NOW])?;
         let e = &mut fresh;
-        e.set_max_entries(int(h[3]));
+        e.set_max_entries(int(h[RESTORE_MAX_ENTRIES]));
         let (mut next, mut hash) = (0u32, NIL);
         let mut failed = None;
         let r = snapshot::check_with(&bytes, &mut |kind, k, w| {

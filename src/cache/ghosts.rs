@@ -7,18 +7,21 @@ use std::collections::VecDeque;
 
 use hashbrown::HashTable;
 
+use super::wide;
+
 /// Evicted keys' hashes in eviction order, and an index of the live ones.
 ///
 /// A key that comes back loses its ghost but leaves its queue entry behind
 /// (stale: skipped when it reaches the front, and dropped in bulk once stale
 /// entries are most of the queue), so the cap counts ghosts, not entries.
 /// Eviction `n` sits at `order[n - head]`; the index holds each ghost's latest
-/// eviction number, and reads the hash from the queue: about 14 bytes per
-/// ghost (a `u32` and a control byte in the table, a `u64` in the queue).
+/// eviction number, and reads the hash from the queue: about 10 bytes per
+/// ghost (a `u32` and a control byte in the table, a `u32` in the queue: the
+/// cache's 32-bit index hash, widened for the table as the key index does).
 #[derive(Default)]
 pub(super) struct Ghosts {
     index: HashTable<u32>,
-    order: VecDeque<u64>,
+    order: VecDeque<u32>,
     /// The eviction number of `order`'s front (wrapping).
     head: u32,
 }
@@ -34,29 +37,29 @@ impl Ghosts {
         n.wrapping_sub(self.head) as usize
     }
 
-    pub(super) fn contains(&self, h: u64) -> bool {
+    pub(super) fn contains(&self, h: u32) -> bool {
         let order = &self.order;
         let head = self.head;
-        self.index.find(h, |&n| order.get(n.wrapping_sub(head) as usize) == Some(&h)).is_some()
+        self.index.find(wide(h), |&n| order.get(n.wrapping_sub(head) as usize) == Some(&h)).is_some()
     }
 
     /// Remembers an eviction of the key with hash `h`, then forgets the
     /// oldest ghosts beyond `cap`.
-    pub(super) fn remember(&mut self, h: u64, cap: usize) {
+    pub(super) fn remember(&mut self, h: u32, cap: usize) {
         let n = self.head.wrapping_add(self.order.len() as u32);
         self.order.push_back(h);
         let (order, head) = (&self.order, self.head);
         let own = |&m: &u32| order.get(m.wrapping_sub(head) as usize) == Some(&h);
-        match self.index.find_mut(h, own) {
+        match self.index.find_mut(wide(h), own) {
             Some(m) => *m = n,
             None => {
-                self.index.insert_unique(h, n, |&m| order[m.wrapping_sub(head) as usize]);
+                self.index.insert_unique(wide(h), n, |&m| wide(order[m.wrapping_sub(head) as usize]));
             }
         }
         while self.index.len() > cap {
             let Some(k) = self.order.front().copied() else { break };
             let front = self.head;
-            if let Ok(e) = self.index.find_entry(k, |&m| m == front) {
+            if let Ok(e) = self.index.find_entry(wide(k), |&m| m == front) {
                 e.remove();
             }
             self.order.pop_front();
@@ -68,9 +71,9 @@ impl Ghosts {
     }
 
     /// Forgets the ghost of a key that came back.
-    pub(super) fn forget(&mut self, h: u64) {
+    pub(super) fn forget(&mut self, h: u32) {
         let (order, head) = (&self.order, self.head);
-        if let Ok(e) = self.index.find_entry(h, |&n| order.get(n.wrapping_sub(head) as usize) == Some(&h)) {
+        if let Ok(e) = self.index.find_entry(wide(h), |&n| order.get(n.wrapping_sub(head) as usize) == Some(&h)) {
             e.remove();
         }
     }
@@ -80,7 +83,7 @@ impl Ghosts {
         let (index, head) = (&mut self.index, self.head);
         let (mut old, mut new) = (head, head);
         self.order.retain(|&k| {
-            let keep = match index.find_mut(k, |&m| m == old) {
+            let keep = match index.find_mut(wide(k), |&m| m == old) {
                 Some(m) => {
                     *m = new;
                     new = new.wrapping_add(1);
@@ -105,7 +108,7 @@ impl Ghosts {
             let Some(&h) = self.order.get(self.at(n)) else {
                 return Err(format!("a ghost names queue entry {n}, past the queue"));
             };
-            let found = self.index.find(h, |&m| self.order.get(self.at(m)) == Some(&h));
+            let found = self.index.find(wide(h), |&m| self.order.get(self.at(m)) == Some(&h));
             if found != Some(&n) {
                 return Err(format!("ghost {h:x} names entry {n}, but its hash finds {found:?}"));
             }
@@ -160,7 +163,7 @@ mod tests {
     #[test]
     fn stale_entries_are_dropped_once_they_are_most_of_the_queue() {
         let mut g = Ghosts::default();
-        for h in 0..1000u64 {
+        for h in 0..1000u32 {
             g.remember(h, 4);
             g.forget(h);
             assert!(g.queued() <= 2 + 64 + 1, "{} entries for at most one ghost", g.queued());

@@ -25,9 +25,13 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// ```
     pub fn hset_sized(&mut self, key: K, field: &str, value: V, w: Write, size: u32) -> Result<bool> {
         self.sync();
-        let hk = self.hasher.hash_one(&key);
+        let hk = self.hash(&key);
         let h = self.slot_h(hk, &key);
-        let live_h = self.hash_slot(&key)?;
+        // (`hash_slot` of the slot just found: the key is hashed once.)
+        let live_h = match h.filter(|&s| self.live(s)) {
+            Some(s) if !self.is_hash(s) => return Err(Error::WrongType { held: "plain value", wanted: "hash" }),
+            other => other,
+        };
         let f = live_h.and_then(|h| match &self.items[h as usize] {
             Item::Hash { fields, .. } => fields.get(field).copied(),
             _ => None,
@@ -46,22 +50,23 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         self.unghost(ghost, hk);
         if !matches!(self.item(hs), Item::Hash { .. }) {
             let seq = self.next_seq();
-            *self.item(hs) = Item::Hash { key: key.clone(), fields: HashMap::new(), seq };
+            *self.item(hs) = Item::Hash { hash: hk, key: key.clone(), fields: Box::default() };
+            self.set_seq(hs, seq);
             self.index_slot(hk, hs);
         }
         let is_new = match self.item(r) {
-            Item::Field { value: old, .. } => {
-                let value = std::mem::replace(old, value);
+            Item::Field(f) => {
+                let value = std::mem::replace(&mut f.value, value);
                 out.push(Removed { key, field: Some(field.to_owned()), value, reason: Reason::Replaced });
                 false
             }
             slot => {
-                *slot = Item::Field { name: field.to_owned(), value };
+                *slot = Item::Field(Box::new(Field { name: field.into(), value }));
                 true
             }
         };
         if let Item::Hash { fields, .. } = self.item(hs) {
-            fields.insert(field.to_owned(), r);
+            fields.insert(field.into(), r);
         }
         self.notify(out);
         Ok(is_new)
@@ -97,7 +102,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         self.engine.read(f);
         self.hits += 1;
         match &self.items[f as usize] {
-            Item::Field { value, .. } => Ok(Some(value)),
+            Item::Field(f) => Ok(Some(&f.value)),
             _ => Ok(None),
         }
     }
@@ -180,7 +185,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
             .iter()
             .filter(|(_, &f)| self.live(f))
             .filter_map(|(name, &f)| match &self.items[f as usize] {
-                Item::Field { value, .. } => Some((name.as_str(), value)),
+                Item::Field(f) => Some((&**name, &f.value)),
                 _ => None,
             })
             .collect())

@@ -8,13 +8,12 @@ mod snapshot;
 mod tests;
 
 use std::borrow::Borrow;
-use std::collections::HashMap;
 use std::hash::{BuildHasher, Hash};
 
-use hashbrown::{DefaultHashBuilder, HashTable};
+use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
 
 use crate::clock::{Follow, TimeSource};
-use crate::engine::{Engine, Kind, Times, LOG_GHOST};
+use crate::engine::{Engine, Kind, LogRecord, Times};
 use crate::error::{Error, Result};
 use crate::list::NIL;
 use crate::snapshot::{Body, ClockMode, Clocks as SnapClocks, Entry as SnapEntry, Field as SnapField, Snapshot, Value};
@@ -27,13 +26,31 @@ const PURGE_BATCH: u64 = 4096;
 /// Expired entries each write reclaims (as the JS binding's writes do).
 const RECLAIM: u64 = 2;
 
-/// `seq` orders keys by their latest insertion, as snapshots list them (see
-/// `TtlCache::next_seq`; a u32 beside the enum's tag takes no extra room).
+/// What a slot holds, kept small (24 bytes for `u64` keys and values, 40 for
+/// `String` keys): every plain read loads one, so its size is cache misses.
+/// A key's `hash` is its index hash (see [`fold`]), stored so that the index
+/// grows and drops a slot without hashing the key again.
 enum Item<K, V> {
     Free,
-    Plain { key: K, value: V, seq: u32 },
-    Hash { key: K, fields: HashMap<String, u32>, seq: u32 },
-    Field { name: String, value: V },
+    Plain {
+        hash: u32,
+        key: K,
+        value: V,
+    },
+    /// Boxed: an inline map would widen every slot by 32 bytes.
+    Hash {
+        hash: u32,
+        key: K,
+        fields: Box<HashMap<Box<str>, u32>>,
+    },
+    /// Boxed: fields are few next to plain entries, and an inline name
+    /// would widen every slot by 8 bytes.
+    Field(Box<Field<V>>),
+}
+
+struct Field<V> {
+    name: Box<str>,
+    value: V,
 }
 
 /// The key an item holds (a plain entry's or a hash's).
@@ -42,6 +59,27 @@ fn key_in<K, V>(items: &[Item<K, V>], s: u32) -> Option<&K> {
         Item::Plain { key, .. } | Item::Hash { key, .. } => Some(key),
         _ => None,
     }
+}
+
+/// The stored index hash of the key an item holds.
+fn hash_in<K, V>(items: &[Item<K, V>], s: u32) -> u32 {
+    match items.get(s as usize) {
+        Some(Item::Plain { hash, .. } | Item::Hash { hash, .. }) => *hash,
+        _ => 0,
+    }
+}
+
+/// A key's index hash: 32 bits of the hasher's 64, so that each slot can
+/// store it in what would otherwise be padding.
+fn fold(h: u64) -> u32 {
+    (h ^ (h >> 32)) as u32
+}
+
+/// The index's 64-bit hash of a folded one: hashbrown takes the bucket from
+/// the low bits and its 7-bit tag from the top ones, so both halves carry
+/// all 32 (the two only overlap past 2^25 buckets).
+fn wide(h: u32) -> u64 {
+    u64::from(h) << 32 | u64::from(h)
 }
 
 /// An entry or field that left the cache, as handed to the removal callback.
@@ -129,8 +167,11 @@ pub struct TtlCache<K, V, S = DefaultHashBuilder> {
     items: Vec<Item<K, V>>,
     ghosts: Ghosts,
     bounded: bool,
-    /// The next key's insertion number (`Item`'s `seq`).
+    /// The next key's insertion number (see `next_seq`).
     seq: u32,
+    /// Each key slot's insertion number, apart from `items`: only snapshots
+    /// read it, so reads never load it, and the items stay 24 bytes.
+    seqs: Vec<u32>,
     hits: u64,
     misses: u64,
     on_remove: Option<OnRemove<K, V>>,
@@ -201,6 +242,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
             ghosts: Ghosts::default(),
             bounded,
             seq: 0,
+            seqs: Vec::new(),
             hits: 0,
             misses: 0,
             on_remove: None,
@@ -275,23 +317,30 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// their order (once per 2^32 insertions).
     fn next_seq(&mut self) -> u32 {
         if self.seq == u32::MAX {
+            let seqs = &self.seqs;
             let mut held: Vec<(u32, usize)> = (self.items.iter().enumerate())
-                .filter_map(|(i, it)| match it {
-                    Item::Plain { seq, .. } | Item::Hash { seq, .. } => Some((*seq, i)),
-                    _ => None,
-                })
+                .filter(|(_, it)| matches!(it, Item::Plain { .. } | Item::Hash { .. }))
+                .map(|(i, _)| (seqs[i], i))
                 .collect();
             held.sort_unstable();
             self.seq = 0;
             for (_, i) in held {
-                if let Item::Plain { seq, .. } | Item::Hash { seq, .. } = &mut self.items[i] {
-                    *seq = self.seq;
-                }
+                self.seqs[i] = self.seq;
                 self.seq += 1;
             }
         }
         self.seq += 1;
         self.seq - 1
+    }
+
+    /// Gives key slot `s` insertion number `q` (from `next_seq`, taken
+    /// before the slot's item was written, so a renumbering skips it).
+    fn set_seq(&mut self, s: u32, q: u32) {
+        let i = s as usize;
+        if self.seqs.len() <= i {
+            self.seqs.resize(self.items.len().max(i + 1), 0);
+        }
+        self.seqs[i] = q;
     }
 
     /// Replays the engine's removal log, then runs the callback.
@@ -300,7 +349,11 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         self.notify(out);
     }
 
+    #[inline]
     fn notify(&mut self, out: Vec<Removed<K, V>>) {
+        if out.is_empty() {
+            return;
+        }
         if let Some(OnRemove(f)) = self.on_remove.as_mut() {
             out.into_iter().for_each(f);
         }
@@ -320,14 +373,14 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         let keep = self.on_remove.is_some();
         let mut out = Vec::new();
         let mut mine = None;
-        for rec in log.chunks_exact(3) {
-            let (s, flags, parent) = (rec[0], rec[1], rec[2]);
-            let reason = Reason::from_u8((flags & 15) as u8);
+        for rec in LogRecord::all(&log) {
+            let (s, parent) = (rec.slot, rec.parent);
+            let reason = Reason::from_u8(rec.reason);
             match std::mem::replace(self.item(s), Item::Free) {
-                Item::Plain { key, value, .. } => {
-                    let h = self.unindex(&key, s);
-                    if flags & LOG_GHOST != 0 {
-                        self.remember(h);
+                Item::Plain { hash, key, value } => {
+                    self.unindex(hash, s);
+                    if rec.ghost {
+                        self.remember(hash);
                     }
                     if reason != Reason::Evicted && own.is_some_and(|o| key.borrow() == o) {
                         mine = Some(value);
@@ -335,17 +388,18 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                         out.push(Removed { key, field: None, value, reason });
                     }
                 }
-                Item::Hash { key, .. } => {
-                    let h = self.unindex(&key, s);
-                    if flags & LOG_GHOST != 0 {
-                        self.remember(h);
+                Item::Hash { hash, .. } => {
+                    self.unindex(hash, s);
+                    if rec.ghost {
+                        self.remember(hash);
                     }
                 }
-                Item::Field { name, value } => {
+                Item::Field(f) => {
+                    let Field { name, value } = *f;
                     if let Item::Hash { key, fields, .. } = self.item(parent) {
                         fields.remove(&name);
                         if keep {
-                            out.push(Removed { key: key.clone(), field: Some(name), value, reason });
+                            out.push(Removed { key: key.clone(), field: Some(name.into()), value, reason });
                         }
                     }
                 }
@@ -360,7 +414,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
 
     /// Records an evicted key for S3-FIFO's ghost queue (see `Ghosts`), up
     /// to `max_entries` ghosts (without one, as many as keys held, at least 64).
-    fn remember(&mut self, h: u64) {
+    fn remember(&mut self, h: u32) {
         let cap = self.engine.options().max_entries.unwrap_or(self.index.len().max(64) as u64) as usize;
         self.ghosts.remember(h, cap);
     }
@@ -368,14 +422,14 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// Drops the ghost of a key that came back (`back`), after its write's
     /// evictions are remembered (they may push it out first), as the JS
     /// host does: the order decides which ghosts the cap keeps.
-    fn unghost(&mut self, back: bool, h: u64) {
+    fn unghost(&mut self, back: bool, h: u32) {
         if back {
             self.ghosts.forget(h);
         }
     }
 
     /// Whether a new key with hash `h` was evicted lately (S3-FIFO's ghost).
-    fn ghosted(&self, h: u64) -> bool {
+    fn ghosted(&self, h: u32) -> bool {
         self.bounded && self.ghosts.len() != 0 && self.ghosts.contains(h)
     }
 
@@ -384,42 +438,45 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.slot_h(self.hasher.hash_one(key), key)
+        self.slot_h(self.hash(key), key)
     }
 
-    /// The slot of `key`, whose hash is `h`.
-    fn slot_h<Q>(&self, h: u64, key: &Q) -> Option<u32>
+    /// The index hash of `key`.
+    fn hash<Q: Hash + ?Sized>(&self, key: &Q) -> u32 {
+        fold(self.hasher.hash_one(key))
+    }
+
+    /// The slot of `key`, whose index hash is `h`.
+    fn slot_h<Q>(&self, h: u32, key: &Q) -> Option<u32>
     where
         K: Borrow<Q>,
         Q: Eq + ?Sized,
     {
         let items = &self.items;
-        self.index.find(h, |&s| key_in(items, s).is_some_and(|k| k.borrow() == key)).copied()
+        self.index.find(wide(h), |&s| key_in(items, s).is_some_and(|k| k.borrow() == key)).copied()
     }
 
     /// Indexes slot `s`, whose item already holds its key, under hash `h`;
     /// an entry the key still has (a dead slot the engine reused without
     /// logging it) is pointed at `s` instead of duplicated.
-    fn index_slot(&mut self, h: u64, s: u32) {
-        let (items, hasher) = (&self.items, &self.hasher);
+    fn index_slot(&mut self, h: u32, s: u32) {
+        let items = &self.items;
         let Some(key) = key_in(items, s) else { return };
-        match self.index.find_entry(h, |&x| key_in(items, x).is_some_and(|k| k == key)) {
+        match self.index.find_entry(wide(h), |&x| key_in(items, x).is_some_and(|k| k == key)) {
             Ok(mut e) => *e.get_mut() = s,
             Err(_) => {
-                self.index.insert_unique(h, s, |&x| key_in(items, x).map_or(0, |k| hasher.hash_one(k)));
+                // Growing rehashes from the stored hashes, never the keys.
+                self.index.insert_unique(wide(h), s, |&x| wide(hash_in(items, x)));
             }
         }
     }
 
-    /// Drops slot `s` (whose item was `key`, now taken out) from the index;
-    /// returns the key's hash. Matching on the slot number needs no key
-    /// comparison.
-    fn unindex(&mut self, key: &K, s: u32) -> u64 {
-        let h = self.hasher.hash_one(key);
-        if let Ok(e) = self.index.find_entry(h, |&x| x == s) {
+    /// Drops slot `s` (whose key, now taken out, had index hash `h`) from the
+    /// index. Matching on the slot number needs no key comparison.
+    fn unindex(&mut self, h: u32, s: u32) {
+        if let Ok(e) = self.index.find_entry(wide(h), |&x| x == s) {
             e.remove();
         }
-        h
     }
 
     fn live_slot<Q>(&self, key: &Q) -> Option<u32>
@@ -441,7 +498,12 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     }
 
     fn live(&self, s: u32) -> bool {
-        self.engine.is_live_at(s, self.time())
+        match self.items.get(s as usize) {
+            // A plain entry's own deadline is all there is to it: the
+            // engine's kind column need not be loaded.
+            Some(Item::Plain { .. }) => self.engine.own_live(s, self.time()),
+            _ => self.engine.is_live_at(s, self.time()),
+        }
     }
 
     /// Reads the followed source, for a `&self` method, before it looks at
@@ -467,7 +529,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     }
 
     fn is_hash(&self, s: u32) -> bool {
-        self.engine.kind(s) == Kind::Hash
+        matches!(self.items.get(s as usize), Some(Item::Hash { .. }))
     }
 
     fn hash_slot<Q>(&self, key: &Q) -> Result<Option<u32>>
@@ -595,13 +657,20 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         // the callback's list) never holds more than one batch, instead of
         // 12+ bytes per expired entry of the whole cache at once.
         let mut n = 0;
-        // A batch can spend its work on wheel cascades and remove nothing
-        // while more is due: only a run of empty batches ends the loop.
+        // A batch can spend all its work on wheel cascades and remove
+        // nothing while more is due (spread deadlines: a run of such batches
+        // once left 59% of a 1M purge to one unbatched sweep, a 7 MB log), so
+        // only the wheel's own word ends the loop: nothing due by now. Each
+        // batch makes progress (a cascade or a removal); the cap on empty
+        // batches in a row is a backstop, far above any run seen.
         let mut empty = 0;
-        while empty < 8 {
+        while empty < 1 << 12 {
             let k = self.engine.purge_some(PURGE_BATCH);
             self.drain();
             n += k;
+            if k == 0 && self.engine.next_expiry() > self.engine.now() {
+                break;
+            }
             empty = if k == 0 { empty + 1 } else { 0 };
         }
         // The exact purge finishes whatever is left (nothing, or little).
@@ -660,9 +729,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                             self.engine.field_count(s)
                         ));
                     }
-                    for (name, &f) in fs {
+                    for (name, &f) in fs.iter() {
                         match self.items.get(f as usize) {
-                            Some(Item::Field { name: n, .. }) if n == name && self.engine.parent(f) == s => {}
+                            Some(Item::Field(fi)) if fi.name == *name && self.engine.parent(f) == s => {}
                             _ => return Err(format!("hash slot {s}: field {name:?} at slot {f} is not that field")),
                         }
                     }

@@ -57,19 +57,31 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// ```
     pub fn set_sized(&mut self, key: K, value: V, w: Write, size: u32) -> Result<Option<V>> {
         self.sync();
-        let h = self.hasher.hash_one(&key);
+        self.put(self.hash(&key), key, value, w, size).map(|(old, _)| old)
+    }
+
+    /// [`set_sized`](Self::set_sized) after `sync`, of `key` whose index
+    /// hash is `h`; also returns the slot written (`None` if the write
+    /// deleted the key).
+    fn put(&mut self, h: u32, key: K, value: V, w: Write, size: u32) -> Result<(Option<V>, Option<u32>)> {
         let s = self.slot_h(h, &key);
-        if s.is_some_and(|s| self.live(s) && self.is_hash(s)) {
+        let live = s.is_some_and(|s| self.live(s));
+        if live && s.is_some_and(|s| self.is_hash(s)) {
             return Err(Error::WrongType { held: "hash", wanted: "plain value" });
         }
-        let live = s.is_some_and(|s| self.live(s));
         let ghost = s.is_none() && self.ghosted(h);
-        let r = self.engine.write(s, &w, size, ghost).map_err(native)?;
+        let r = match s {
+            // A live plain entry (the item says so): no kind column to load.
+            Some(s) if live => self.engine.rewrite(s, &w, size),
+            _ => self.engine.write(s, &w, size, ghost),
+        }
+        .map_err(native)?;
         self.reclaim();
         // Replay first: the slot handed out may be one this write just freed.
         // A write that ends its key at once (a deadline at now) removes the
         // old value through the log instead of overwriting it in place.
-        let (mut out, mut old) = self.replay(live.then_some(&key));
+        let (mut out, mut old) =
+            if self.engine.log.is_empty() { (Vec::new(), None) } else { self.replay(live.then_some(&key)) };
         self.unghost(ghost, h);
         if let Some(r) = r {
             match self.item(r) {
@@ -85,13 +97,14 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                 }
                 _ => {
                     let seq = self.next_seq();
-                    *self.item(r) = Item::Plain { key, value, seq };
+                    *self.item(r) = Item::Plain { hash: h, key, value };
+                    self.set_seq(r, seq);
                     self.index_slot(h, r);
                 }
             }
         }
         self.notify(out);
-        Ok(old)
+        Ok((old, r))
     }
 
     /// The live value at `key`, restarting its idle window; `None` if
@@ -112,14 +125,24 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         Q: Hash + Eq + ?Sized,
     {
         self.sync();
-        let s = self.live_or_miss(key)?;
-        // A hash reads as absent here; the match is the one the value
-        // needs anyway, so plain reads pay nothing for it.
+        let Some(s) = self.slot(key) else {
+            self.misses += 1;
+            return None;
+        };
+        // The item tells a plain entry from a hash, so a plain hit loads
+        // the index, the item, and the engine's clock and read counter: no
+        // kind column. A hash reads as absent here.
         if !matches!(self.items[s as usize], Item::Plain { .. }) {
+            self.live_or_miss(key)?;
             self.misses += 1;
             return None;
         }
-        self.engine.read(s);
+        if !self.engine.own_live(s, self.time()) {
+            self.misses += 1;
+            self.expire_now(s);
+            return None;
+        }
+        self.engine.read_key(s);
         self.hits += 1;
         match &self.items[s as usize] {
             Item::Plain { value, .. } => Some(value),
@@ -159,19 +182,23 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// ```
     pub fn get_or_insert_with(&mut self, key: K, value: impl FnOnce() -> V) -> Result<&V> {
         self.sync();
-        match self.live_slot(&key) {
+        // One hash of the key, for the lookup and the write.
+        let h = self.hash(&key);
+        let s = match self.slot_h(h, &key).filter(|&s| self.live(s)) {
             Some(s) if self.is_hash(s) => return Err(Error::WrongType { held: "hash", wanted: "plain value" }),
             Some(s) => {
-                self.engine.read(s);
+                self.engine.read_key(s);
                 self.hits += 1;
+                s
             }
             None => {
                 self.misses += 1;
-                self.set_sized(key.clone(), value(), Write::default(), 0)?;
+                // The key moves in; the slot written finds the value again.
+                let (_, s) = self.put(h, key, value(), Write::default(), 0)?;
+                // (None: a default clock that ends the write at once.)
+                s.ok_or(Error::Range { arg: "value", msg: "expired by its own write".into() })?
             }
-        }
-        // A write into a cache bounded at one byte can evict its own entry.
-        let s = self.live_slot(&key).ok_or(Error::Range { arg: "value", msg: "evicted by its own write".into() })?;
+        };
         match &self.items[s as usize] {
             Item::Plain { value, .. } => Ok(value),
             _ => Err(Error::WrongType { held: "hash", wanted: "plain value" }),

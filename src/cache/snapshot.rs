@@ -39,7 +39,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         // Keys in insertion order (SNAPSHOT.md), not slot order.
         let mut order: Vec<(u32, u32)> = (self.engine.occupied())
             .filter_map(|s| match self.items.get(s as usize) {
-                Some(Item::Plain { seq, .. } | Item::Hash { seq, .. }) if self.live(s) => Some((*seq, s)),
+                Some(Item::Plain { .. } | Item::Hash { .. }) if self.live(s) => Some((self.seqs[s as usize], s)),
                 _ => None,
             })
             .collect();
@@ -54,12 +54,12 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                     slots.reverse();
                     let mut fields = Vec::with_capacity(slots.len());
                     for f in slots {
-                        if let Some(Item::Field { name, value: v }) = self.items.get(f as usize) {
+                        if let Some(Item::Field(fi)) = self.items.get(f as usize) {
                             fields.push(SnapField {
-                                name: name.encode_utf16().collect(),
+                                name: fi.name.encode_utf16().collect(),
                                 clocks: stamp(f),
                                 weight: self.engine.weight(f),
-                                value: value(k, Some(name), v)?,
+                                value: value(k, Some(&fi.name), &fi.value)?,
                             });
                         }
                     }
@@ -108,9 +108,10 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                 Body::Plain { weight, value: v } => {
                     let v = value(v)?;
                     let s = c.engine.restore_slot(Kind::Plain, NIL, times(&e.clocks), *weight);
-                    let hk = c.hasher.hash_one(&k);
+                    let hk = c.hash(&k);
                     let seq = c.next_seq();
-                    *c.item(s) = Item::Plain { key: k, value: v, seq };
+                    *c.item(s) = Item::Plain { hash: hk, key: k, value: v };
+                    c.set_seq(s, seq);
                     c.index_slot(hk, s);
                 }
                 Body::Hash { fields } => {
@@ -121,15 +122,17 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                         conv.push((name, value(&f.value)?));
                     }
                     let h = c.engine.restore_slot(Kind::Hash, NIL, times(&e.clocks), 0);
-                    let mut names = HashMap::with_capacity(conv.len());
+                    let mut names = Box::new(HashMap::with_capacity(conv.len()));
                     for (f, (name, v)) in fields.iter().zip(conv) {
+                        let name: Box<str> = name.into();
                         let s = c.engine.restore_slot(Kind::Field, h, times(&f.clocks), f.weight);
                         names.insert(name.clone(), s);
-                        *c.item(s) = Item::Field { name, value: v };
+                        *c.item(s) = Item::Field(Box::new(Field { name, value: v }));
                     }
-                    let hk = c.hasher.hash_one(&k);
+                    let hk = c.hash(&k);
                     let seq = c.next_seq();
-                    *c.item(h) = Item::Hash { key: k, fields: names, seq };
+                    *c.item(h) = Item::Hash { hash: hk, key: k, fields: names };
+                    c.set_seq(h, seq);
                     c.index_slot(hk, h);
                 }
             }

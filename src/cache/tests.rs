@@ -40,3 +40,12 @@ fn keys_that_keep_coming_back_do_not_grow_the_ghost_queue() {
     assert!(most > 64, "stale entries piled up to the compaction point");
     assert!(most <= 2 * 2 + 64 + 1, "the queue held {most} entries for at most 2 ghosts");
 }
+
+#[test]
+fn items_stay_small() {
+    // Every plain read loads one item: 24 bytes for u64 keys and values, 40
+    // for String keys (a field boxed, a hash's map boxed, the insertion
+    // number in its own column), where an inline map made them 64 and 72.
+    assert_eq!(std::mem::size_of::<Item<u64, u64>>(), 24);
+    assert_eq!(std::mem::size_of::<Item<String, u64>>(), 40);
+}

@@ -58,6 +58,7 @@ impl Engine {
     }
 
     pub(super) fn set_graced(&mut self, i: usize, on: bool) {
+        debug_assert_ne!(self.graced(i), on, "slot {i} enters or leaves grace twice");
         let g = self.grace_ms[i].abs();
         self.grace_ms[i] = if on { -g } else { g };
     }
@@ -76,19 +77,20 @@ impl Engine {
             return true;
         }
         if !self.graced(i) {
+            debug_assert!(!self.own_live(s, self.now()), "slot {s} enters grace before its deadline");
             self.set_graced(i, true);
             if self.kind[i] == Kind::Plain {
                 self.graced_keys += 1;
-                self.log.extend_from_slice(&[s, LOG_ENTER_GRACE | (Kind::Plain as u32) << 4, NIL]);
+                self.log_enter_grace(s, Kind::Plain, NIL);
             } else {
                 let h = self.family[i];
-                self.log.extend_from_slice(&[s, LOG_ENTER_GRACE | (Kind::Field as u32) << 4, h]);
+                self.log_enter_grace(s, Kind::Field, h);
                 let hid = self.family[h as usize] as usize;
                 self.hash_graced[hid] += 1;
                 if self.hash_graced[hid] == self.hashes[hid].len {
                     self.set_graced(h as usize, true);
                     self.graced_keys += 1;
-                    self.log.extend_from_slice(&[h, LOG_ENTER_GRACE | (Kind::Hash as u32) << 4, NIL]);
+                    self.log_enter_grace(h, Kind::Hash, NIL);
                 }
             }
         }

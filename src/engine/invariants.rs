@@ -1,12 +1,15 @@
 //! The engine's invariant checker (tests and fuzzers).
 
 use super::*;
+use alloc::format;
 
 impl Engine {
     /// Checks every count and link the engine keeps against a recount from
     /// scratch: entries, keys and bytes; the free list; each hash's field
     /// list and weight; the eviction queues (exactly the keys); the wheel
-    /// (every live slot with a finite deadline, nothing else). O(slots): for
+    /// (every live slot with a finite deadline, nothing else); grace (the
+    /// slots in grace have expired, are counted per hash and as keys, and a
+    /// hash is in grace exactly when all its fields are). O(slots): for
     /// tests and fuzzing, after every step.
     #[cfg(any(debug_assertions, feature = "invariants"))]
     pub fn check_invariants(&self) -> core::result::Result<(), alloc::string::String> {
@@ -21,8 +24,16 @@ impl Engine {
                 return Err(format!("free list holds slot {s} ({:?})", self.kind.get(i)));
             }
         }
+        if self.grace_on {
+            if self.grace_ms.len() != n || self.hash_graced.len() < self.hashes.len() {
+                return Err("grace columns are shorter than the slots or field lists".into());
+            }
+        } else if self.graced_keys != 0 || !self.grace_ms.is_empty() {
+            return Err("grace is off, yet slots are in grace".into());
+        }
         let mut hid_used = alloc::vec![false; self.hashes.len()];
         let (mut plain, mut hashes, mut fields, mut bytes, mut scheduled) = (0u64, 0u64, 0u64, 0u64, 0usize);
+        let mut graced_keys = 0u64;
         #[allow(clippy::needless_range_loop)] // one index into six columns
         for i in 0..n {
             let s = i as u32;
@@ -30,6 +41,9 @@ impl Engine {
             let in_wheel = self.wheel.is_scheduled(s);
             scheduled += usize::from(in_wheel);
             match k {
+                Kind::Free | Kind::Reserved if self.graced(i) => {
+                    return Err(format!("{k:?} slot {s} is in grace"));
+                }
                 Kind::Free => {
                     if s < self.high && !free[i] {
                         return Err(format!("free slot {s} is not in the free list"));
@@ -51,6 +65,7 @@ impl Engine {
                 Kind::Plain => {
                     plain += 1;
                     bytes += u64::from(self.weight[i]);
+                    graced_keys += u64::from(self.graced(i));
                 }
                 Kind::Field => {
                     fields += 1;
@@ -68,6 +83,7 @@ impl Engine {
                     }
                     let list = self.hashes[hid];
                     let (mut f, mut count, mut w, mut prev) = (list.head, 0u32, 0u64, NIL);
+                    let mut graced_fields = 0u32;
                     while f != NIL {
                         let j = f as usize;
                         if self.kind[j] != Kind::Field || self.family[j] != s || self.policy.links().prev(f) != prev {
@@ -78,6 +94,7 @@ impl Engine {
                             return Err(format!("hash {s}: field list longer than {}", list.len));
                         }
                         w += u64::from(self.weight[j]);
+                        graced_fields += u32::from(self.graced(j));
                         prev = f;
                         f = self.policy.links().next(f);
                     }
@@ -87,10 +104,31 @@ impl Engine {
                     if w != u64::from(self.weight[i]) {
                         return Err(format!("hash {s}: weight {} but fields weigh {w}", self.weight[i]));
                     }
+                    if self.grace_on
+                        && (graced_fields != self.hash_graced[hid] || self.graced(i) != (graced_fields == count))
+                    {
+                        return Err(format!(
+                            "hash {s}: {graced_fields} of {count} fields in grace, counted {}, hash in grace: {}",
+                            self.hash_graced[hid],
+                            self.graced(i)
+                        ));
+                    }
+                    graced_keys += u64::from(self.graced(i));
                 }
             }
-            if self.times[i].deadline() != NEVER && !in_wheel {
-                return Err(format!("{k:?} slot {s} has a finite deadline but is not in the wheel"));
+            if k != Kind::Hash && self.graced(i) && self.times[i].deadline() > self.now() {
+                return Err(format!("{k:?} slot {s} is in grace before its deadline"));
+            }
+            // A slot in grace waits in the wheel for its grace to end, if ever.
+            let due = match k {
+                Kind::Plain | Kind::Field if self.graced(i) => self.times[i].deadline() + self.grace_ms[i].abs(),
+                _ => self.times[i].deadline(),
+            };
+            if due != NEVER && !in_wheel {
+                return Err(format!("{k:?} slot {s} is due at {due} but is not in the wheel"));
+            }
+            if self.times[i].deadline() == NEVER && in_wheel {
+                return Err(format!("{k:?} slot {s} has no deadline but is in the wheel"));
             }
         }
         let fields_listed: u64 =
@@ -110,6 +148,9 @@ impl Engine {
                 (self.entries, self.keys, self.bytes),
                 (plain + fields, plain + hashes, bytes)
             ));
+        }
+        if graced_keys != self.graced_keys {
+            return Err(format!("{} keys counted in grace, recounted {graced_keys}", self.graced_keys));
         }
         if self.wheel.len() != scheduled {
             return Err(format!("wheel length {} but {scheduled} slots scheduled", self.wheel.len()));

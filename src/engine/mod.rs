@@ -13,7 +13,7 @@ use crate::list::{List, NIL};
 use crate::policy::Policy;
 use crate::wheel::{Pop, Wheel};
 use alloc::collections::TryReserveError;
-use alloc::{format, vec::Vec};
+use alloc::vec::Vec;
 
 mod grace;
 mod hashes;
@@ -64,23 +64,18 @@ impl WriteClocks {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub(crate) enum Kind {
-    Free = 0,
-    Plain = 1,
-    Hash = 2,
-    Field = 3,
+    Free = SLOT_FREE,
+    Plain = SLOT_PLAIN,
+    Hash = SLOT_HASH,
+    Field = SLOT_FIELD,
     /// Handed to the host for a batched insert (see `reserve`), not yet live.
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
-    Reserved = 4,
+    Reserved = SLOT_RESERVED,
 }
 
-/// Bits of a log record's flags word.
-pub(crate) const LOG_GHOST: u32 = 1 << 7;
-/// The record's slot had been in grace (see `Engine::set_grace`): the host
-/// stopped counting it when it entered, so it must not uncount it again.
-pub(crate) const LOG_GRACED: u32 = 1 << 8;
-/// Reason code of a record that is not a removal: the slot's deadline passed
-/// and it now waits out its grace, its value kept for the host's loaders.
-pub(crate) const LOG_ENTER_GRACE: u32 = 5;
+// The removal log's record (see `protocol`), named here for the hosts.
+pub(crate) use crate::protocol::{LogRecord, LOG_ENTER_GRACE, LOG_FLAGS, LOG_GHOST, LOG_STRIDE};
+use crate::protocol::{SLOT_FIELD, SLOT_FREE, SLOT_HASH, SLOT_PLAIN, SLOT_RESERVED};
 
 pub(crate) struct Engine {
     ttl: f64,
@@ -93,7 +88,10 @@ pub(crate) struct Engine {
     pub times: Vec<Times>,
     kind: Vec<Kind>,
     weight: Vec<u32>,
-    /// Field: its hash's slot. Hash: index into `hashes`. Plain: `NIL`.
+    /// One word per slot whose meaning depends on the slot's kind (one
+    /// column, not three, keeps memory per entry down): a field's hash slot
+    /// (`parent`, and its removal record's `LOG_PARENT`), a hash's index into
+    /// `hashes` and `hash_graced`, `NIL` for a plain entry.
     family: Vec<u32>,
     hashes: Vec<List>,
     hash_free: Vec<u32>,
@@ -108,7 +106,7 @@ pub(crate) struct Engine {
     /// Top-level keys: plain entries + hashes.
     keys: u64,
     bytes: u64,
-    /// Removal records, three words each: slot, flags (reason | kind << 4 |
+    /// Removal records (`protocol::LogRecord`), three words each: slot, flags (reason | kind << 4 |
     /// ghost | graced), parent slot or `NIL`.
     pub log: Vec<u32>,
     pub counters: Counters,
@@ -310,6 +308,9 @@ impl Engine {
 
     // ---- reads ------------------------------------------------------------
 
+    // The wasm binding's; natively only `check_invariants` (the native host
+    // tells kinds apart by its items).
+    #[cfg_attr(not(any(target_arch = "wasm32", debug_assertions, feature = "invariants")), allow(dead_code))]
     pub fn kind(&self, s: u32) -> Kind {
         self.kind[s as usize]
     }
@@ -318,7 +319,10 @@ impl Engine {
         self.family[s as usize]
     }
 
-    fn own_live(&self, s: u32, now: f64) -> bool {
+    /// Slot `s`'s own deadline is after `now`: all of liveness for a plain
+    /// entry, which a host that knows the slot's kind can ask without the
+    /// kind column's load.
+    pub fn own_live(&self, s: u32, now: f64) -> bool {
         self.times[s as usize].deadline() > now
     }
 
@@ -353,6 +357,13 @@ impl Engine {
         } else {
             self.policy.hit(s);
         }
+    }
+
+    /// [`read`](Self::read) of a slot the host knows is a top-level key
+    /// (plain or hash): no kind column load.
+    pub fn read_key(&mut self, s: u32) {
+        self.times[s as usize].last = self.now();
+        self.policy.hit(s);
     }
 
     /// Time left to the earliest deadline at `now`; for a field, its hash's
@@ -397,6 +408,11 @@ impl Engine {
     /// eviction, no counters; keys go to the main queue in the order given.
     /// The caller has validated the clocks are live and the bounds hold.
     pub fn restore_slot(&mut self, kind: Kind, parent: u32, t: Times, weight: u32) -> u32 {
+        debug_assert!(match kind {
+            Kind::Field => self.kind.get(parent as usize) == Some(&Kind::Hash),
+            Kind::Plain | Kind::Hash => parent == NIL,
+            Kind::Free | Kind::Reserved => false,
+        });
         let s = self.alloc(kind);
         let i = s as usize;
         self.weight[i] = weight;

@@ -7,9 +7,18 @@ impl Engine {
     /// in grace had expired already and leaves as such, flagged
     /// `LOG_GRACED` (the host stopped counting it when it entered).
     fn log(&mut self, s: u32, reason: Reason, kind: Kind, parent: u32) -> Reason {
-        let (reason, bit) = if self.leave_grace(s, kind) { (Reason::Expired, LOG_GRACED) } else { (reason, 0) };
-        self.log.extend_from_slice(&[s, reason as u32 | (kind as u32) << 4 | bit, parent]);
+        debug_assert_eq!(kind == Kind::Field, parent != NIL, "slot {s}: only a field names a parent");
+        let (reason, graced) = if self.leave_grace(s, kind) { (Reason::Expired, true) } else { (reason, false) };
+        let rec = LogRecord { slot: s, reason: reason as u8, kind: kind as u8, ghost: false, graced, parent };
+        self.log.extend_from_slice(&rec.words());
         reason
+    }
+
+    /// Logs that slot `s` entered grace (it keeps its key and value).
+    pub(super) fn log_enter_grace(&mut self, s: u32, kind: Kind, parent: u32) {
+        let reason = LOG_ENTER_GRACE as u8;
+        let rec = LogRecord { slot: s, reason, kind: kind as u8, ghost: false, graced: false, parent };
+        self.log.extend_from_slice(&rec.words());
     }
 
     /// Whether slot `s` is in grace; if so, takes it out of the grace counts
@@ -100,7 +109,7 @@ impl Engine {
                     // Its last field not in grace went: the key is in grace now.
                     self.set_graced(h as usize, true);
                     self.graced_keys += 1;
-                    self.log.extend_from_slice(&[h, LOG_ENTER_GRACE | (Kind::Hash as u32) << 4, NIL]);
+                    self.log_enter_grace(h, Kind::Hash, NIL);
                 }
                 1
             }

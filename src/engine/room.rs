@@ -86,9 +86,9 @@ impl Engine {
             self.remove(v.slot, reason);
             if v.ghost && reason == Reason::Evicted {
                 // The key's own record is the last one `remove` wrote.
-                let last = self.log.len() - 3;
+                let last = self.log.len() - LOG_STRIDE;
                 debug_assert!(last >= start);
-                self.log[last + 1] |= LOG_GHOST;
+                self.log[last + LOG_FLAGS] |= LOG_GHOST;
             }
         }
     }

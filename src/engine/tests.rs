@@ -1,4 +1,5 @@
 use super::*;
+use crate::protocol::LOG_GRACED;
 
 fn engine(opts: Options) -> Engine {
     Engine::new(&opts, 0.0).unwrap()
@@ -284,4 +285,66 @@ fn an_expired_hash_is_swept_within_the_budget() {
     assert_eq!(e.tick(10.0).unwrap(), 100);
     assert_eq!(e.tick(10.0).unwrap(), 50);
     assert_eq!((e.keys(), e.entries()), (0, 0));
+}
+
+/// Random writes, field writes, reads that find slots expired, deletes,
+/// per-slot grace, clock moves and ticks on an engine with grace on, with
+/// the invariant checker (grace counts included) after every step: the
+/// native model tests never turn grace on (only the JS host does).
+#[test]
+fn grace_bookkeeping_holds_under_random_operations() {
+    for seed in 1..=20u64 {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let mut rand = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let mut e = engine(Options { max_entries: Some(24), ..Default::default() });
+        e.set_grace(if seed % 3 == 0 { NEVER } else { 30.0 });
+        let mut now = 0.0;
+        for step in 0..400 {
+            let cap = e.capacity() as u32;
+            let s = if cap == 0 { NIL } else { rand(u64::from(cap)) as u32 };
+            let used = s != NIL && !matches!(e.kind(s), Kind::Free | Kind::Reserved);
+            let ttl = Some(1.0 + rand(40) as f64);
+            let w = Write { ttl, ..Default::default() };
+            match rand(8) {
+                0 | 1 => {
+                    let old = (used && matches!(e.kind(s), Kind::Plain)).then_some(s);
+                    let _ = e.write(old, &w, 0, false);
+                }
+                2 => {
+                    let (h, f) = match (used, used.then(|| e.kind(s))) {
+                        (true, Some(Kind::Hash)) => (Some(s), None),
+                        (true, Some(Kind::Field)) => (Some(e.parent(s)), Some(s)),
+                        _ => (None, None),
+                    };
+                    let _ = e.hwrite(h, f, &w, 0, false);
+                }
+                3 if used => {
+                    e.expire_found(s);
+                }
+                4 if used => {
+                    e.remove(s, Reason::Deleted);
+                }
+                5 if used && matches!(e.kind(s), Kind::Plain | Kind::Field) && e.is_live(s) => {
+                    e.set_slot_grace(s, rand(20) as f64);
+                }
+                6 => {
+                    now += rand(15) as f64;
+                    e.tick(now).unwrap();
+                }
+                _ => {
+                    now += rand(5) as f64;
+                    e.advance(now).unwrap();
+                }
+            }
+            e.log.clear();
+            if let Err(m) = e.check_invariants() {
+                panic!("seed {seed}, step {step}: {m}");
+            }
+        }
+    }
 }

@@ -32,8 +32,19 @@ impl Engine {
     }
 
     fn set_clocks(&mut self, s: u32, c: WriteClocks) {
+        // A slot with no deadline is in no wheel bucket (an invariant), so
+        // natively an overwrite of one skips the wheel's `home` column, a
+        // cache miss. Not in wasm, whose download size is gated: there the
+        // branch cost bytes.
+        #[cfg(not(target_arch = "wasm32"))]
+        let scheduled = self.times[s as usize].deadline() != NEVER;
+        #[cfg(target_arch = "wasm32")]
+        let scheduled = true;
         self.times[s as usize] = Times { abs: c.abs, last: self.now(), idle: c.idle };
-        self.reschedule(s);
+        if scheduled {
+            self.wheel.cancel(s);
+        }
+        self.schedule(s);
     }
 
     /// Writes a new top-level key. Clocks must be live (the host deletes
@@ -115,6 +126,11 @@ impl Engine {
     /// Overwrites a live plain entry or field; `None` keeps its clocks.
     pub fn overwrite(&mut self, s: u32, c: Option<WriteClocks>, weight: u32) {
         let i = s as usize;
+        // Natively, with no bytes held every weight is 0: skip the column's
+        // load (a cache miss). Not in wasm, where it cost download bytes.
+        #[cfg(not(target_arch = "wasm32"))]
+        let old = if self.bytes == 0 { 0 } else { self.weight[i] };
+        #[cfg(target_arch = "wasm32")]
         let old = self.weight[i];
         let owner = if self.kind[i] == Kind::Field { self.family[i] } else { s };
         if weight > old {
@@ -132,6 +148,41 @@ impl Engine {
             self.set_clocks(s, c);
         }
         self.policy.hit(owner);
+    }
+
+    /// [`write`](Self::write) to slot `s`, which the host knows holds a live
+    /// plain entry (the native host's items say so): the same checks and
+    /// result without the kind column's loads, a cache miss per overwrite.
+    /// The crate API's only (not in the npm package's wasm, whose binding
+    /// has no such knowledge to pass).
+    #[cfg(any(feature = "std", not(target_arch = "wasm32")))]
+    pub fn rewrite(&mut self, s: u32, w: &Write, weight: u32) -> Result<Option<u32>> {
+        let i = s as usize;
+        debug_assert!(self.kind[i] == Kind::Plain && self.is_live(s), "rewrite of slot {s}, not a live plain entry");
+        let mut c = self.resolve(w)?;
+        if w.keep_ttl {
+            let t = self.times[i];
+            c = WriteClocks { abs: t.abs, idle: t.idle };
+        }
+        self.check_fits(weight, None, Some(s))?;
+        if !self.clocks_live(&c) {
+            self.remove(s, Reason::Deleted);
+            return Ok(None);
+        }
+        // `overwrite` with the slot its own owner.
+        let old = if self.bytes == 0 { 0 } else { self.weight[i] };
+        if weight > old {
+            self.make_room(0, u64::from(weight - old), Some(s));
+            debug_assert!(!self.over(0, u64::from(weight - old)), "check_fits passed, yet no room to grow");
+        }
+        self.weight[i] = weight;
+        self.bytes = self.bytes - u64::from(old) + u64::from(weight);
+        self.counters.updated += 1;
+        if !w.keep_ttl {
+            self.set_clocks(s, c);
+        }
+        self.policy.hit(s);
+        Ok(Some(s))
     }
 
     /// Validates a write to slot `s` and resolves its clocks; `keep_ttl`

@@ -385,14 +385,14 @@ pub(super) fn decode_inner(
     if bytes[..4] != MAGIC {
         return Err(corrupt("not a lapse snapshot"));
     }
-    let version = le(&bytes[4..6]);
+    let version = le(&bytes[SNAP_VERSION_AT..SNAP_VERSION_AT + 2]);
     if version != 1 && version != u64::from(VERSION) {
         return Err(corrupt("unsupported format version"));
     }
     if bytes.len() < HEADER_LEN + TRAILER_LEN {
         return Err(corrupt("truncated"));
     }
-    let declared = le(&bytes[8..16]);
+    let declared = le(&bytes[SNAP_LENGTH_AT..SNAP_LENGTH_AT + 8]);
     if declared != bytes.len() as u64 {
         return Err(corrupt("length mismatch (truncated?)"));
     }
@@ -401,7 +401,7 @@ pub(super) fn decode_inner(
         return Err(corrupt("checksum mismatch"));
     }
     // Version 1 has no flags; version 2 has the clock mode.
-    let flags = le(&bytes[6..8]);
+    let flags = le(&bytes[SNAP_FLAGS_AT..SNAP_FLAGS_AT + 2]);
     if flags & !(if version == 1 { 0 } else { FLAG_FOLLOWS }) != 0 {
         return Err(corrupt("bad header flags"));
     }

@@ -159,7 +159,7 @@ pub(super) fn write_tape(t: &Tape) -> R<Vec<u8>> {
         }
     }
     let total = (w.out.len() + TRAILER_LEN) as u64;
-    w.out[8..16].copy_from_slice(&total.to_le_bytes());
+    w.out[SNAP_LENGTH_AT..SNAP_LENGTH_AT + 8].copy_from_slice(&total.to_le_bytes());
     let crc = crc32(&w.out);
     w.out.extend_from_slice(&crc.to_le_bytes());
     Ok(w.out)

@@ -3,19 +3,24 @@
 
 use super::*;
 
+// The format's numbers are the protocol's (the JS host writes and reads
+// these bytes too); the public ones keep their names here.
+use crate::protocol as p;
+
 /// The 4 bytes every snapshot starts with.
-pub const MAGIC: [u8; 4] = [0x89, b'L', b'P', b'S'];
+pub const MAGIC: [u8; 4] = p::SNAP_MAGIC;
 /// The format version this build writes. It reads this one and version 1
 /// (which has no clock mode: it reads as [`ClockMode::Manual`]).
-pub const VERSION: u16 = 2;
+pub const VERSION: u16 = p::SNAP_VERSION;
 /// Header flag (version 2): the cache followed a clock rather than moving
 /// only with `tick`.
-pub(super) const FLAG_FOLLOWS: u64 = 1;
+pub(super) const FLAG_FOLLOWS: u64 = p::SNAP_FLAG_FOLLOWS;
 /// Deepest nesting of arrays, objects and maps inside one value.
-pub const MAX_DEPTH: usize = 64;
+pub const MAX_DEPTH: usize = p::SNAP_MAX_DEPTH;
 /// Header (magic, version, flags, total length) bytes.
-pub const HEADER_LEN: usize = 16;
-pub(super) const TRAILER_LEN: usize = 4;
+pub const HEADER_LEN: usize = p::SNAP_HEADER_LEN;
+pub(super) use p::{SNAP_FLAGS_AT, SNAP_LENGTH_AT, SNAP_VERSION_AT};
+pub(super) const TRAILER_LEN: usize = p::SNAP_TRAILER_LEN;
 pub(super) const INF: f64 = f64::INFINITY;
 pub(super) const CANONICAL_NAN: u64 = 0x7FF8_0000_0000_0000;
 /// Largest magnitude a JS `Date` can hold.
@@ -24,30 +29,18 @@ pub(super) const MAX_DATE: f64 = 8.64e15;
 pub(super) const MAX_SAFE: f64 = 9007199254740991.0;
 
 // Value tags.
-pub(super) const T_UNDEFINED: u8 = 0;
-pub(super) const T_NULL: u8 = 1;
-pub(super) const T_FALSE: u8 = 2;
-pub(super) const T_TRUE: u8 = 3;
-pub(super) const T_INT: u8 = 4;
-pub(super) const T_FLOAT: u8 = 5;
-pub(super) const T_STRING: u8 = 6;
-pub(super) const T_ARRAY: u8 = 7;
-pub(super) const T_OBJECT: u8 = 8;
-pub(super) const T_NULL_OBJECT: u8 = 9;
-pub(super) const T_BYTES: u8 = 10;
-pub(super) const T_DATE: u8 = 11;
-pub(super) const T_MAP: u8 = 12;
-pub(super) const T_BIGINT: u8 = 13;
-pub(super) const T_NEG_BIGINT: u8 = 14;
+pub(super) use p::{
+    TAG_ARRAY as T_ARRAY, TAG_BIGINT as T_BIGINT, TAG_BYTES as T_BYTES, TAG_DATE as T_DATE, TAG_FALSE as T_FALSE,
+    TAG_FLOAT as T_FLOAT, TAG_INT as T_INT, TAG_MAP as T_MAP, TAG_NEG_BIGINT as T_NEG_BIGINT, TAG_NULL as T_NULL,
+    TAG_NULL_OBJECT as T_NULL_OBJECT, TAG_OBJECT as T_OBJECT, TAG_STRING as T_STRING, TAG_TRUE as T_TRUE,
+    TAG_UNDEFINED as T_UNDEFINED,
+};
 
-// Entry and field flag bits.
-pub(super) const KIND_PLAIN: u8 = 0;
-pub(super) const KIND_HASH: u8 = 1;
-pub(super) const KIND_FIELD: u8 = 2;
-pub(super) const KIND_MASK: u8 = 3;
-pub(super) const HAS_ABS: u8 = 1 << 2;
-pub(super) const HAS_IDLE: u8 = 1 << 3;
-pub(super) const HAS_WEIGHT: u8 = 1 << 4;
+// Entry and field flag bits: the format's kinds, not the engine's slot kinds.
+pub(super) use p::{
+    ENTRY_FIELD as KIND_FIELD, ENTRY_HASH as KIND_HASH, ENTRY_HAS_ABS as HAS_ABS, ENTRY_HAS_IDLE as HAS_IDLE,
+    ENTRY_HAS_WEIGHT as HAS_WEIGHT, ENTRY_KIND_MASK as KIND_MASK, ENTRY_PLAIN as KIND_PLAIN,
+};
 
 /// Integers stored as varints: |x| <= 2^53 - 1, not -0.
 pub(super) fn is_int(x: f64) -> bool {

@@ -229,3 +229,30 @@ test("callbacks that call back into any cache: nothing lost, moved, left behind,
   }
   assert.ok(ops > 20000, `only ${ops} operations ran`);
 });
+
+test("restore: an option getter that constructs and uses another cache does not take the restored engine", () => {
+  // The engine restore() decoded waits for its cache's constructor; a getter
+  // on restore's options runs before that, and a cache it builds must get an
+  // engine of its own (it took the restored one, and both caches then threw
+  // "internal: stale slot").
+  const c = new TtlCache({ now: 0 });
+  c.set("a", 1);
+  const bytes = c.snapshot();
+  let other;
+  const opts = {};
+  for (const name of ["refresh", "grace", "onLoadError"]) {
+    Object.defineProperty(opts, name, {
+      enumerable: true,
+      get() {
+        other ??= new TtlCache({ now: 5 });
+        other.set(name, 2);
+        return undefined;
+      },
+    });
+  }
+  const r = TtlCache.restore(bytes, opts);
+  assert.deepEqual([...r.entries()], [["a", 1]]);
+  assert.equal(r.now, 0);
+  assert.deepEqual([...other.entries()], [["refresh", 2], ["grace", 2], ["onLoadError", 2]]);
+  assert.equal(other.now, 5);
+});
