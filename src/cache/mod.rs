@@ -166,7 +166,6 @@ pub struct TtlCache<K, V, S = DefaultHashBuilder> {
     hasher: S,
     items: Vec<Item<K, V>>,
     ghosts: Ghosts,
-    bounded: bool,
     /// The next key's insertion number (see `next_seq`).
     seq: u32,
     /// Each key slot's insertion number, apart from `items`: only snapshots
@@ -233,14 +232,12 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// assert_eq!(c.get("a"), Some(&1));
     /// ```
     pub fn with_hasher(opts: Options, now: f64, hasher: S) -> Result<Self> {
-        let bounded = opts.max_entries.is_some() || opts.max_bytes.is_some();
         Ok(TtlCache {
             engine: Engine::new(&opts, now).map_err(native)?,
             index: HashTable::new(),
             hasher,
             items: Vec::new(),
             ghosts: Ghosts::default(),
-            bounded,
             seq: 0,
             seqs: Vec::new(),
             hits: 0,
@@ -429,8 +426,10 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     }
 
     /// Whether a new key with hash `h` was evicted lately (S3-FIFO's ghost).
+    /// Only evictions make ghosts, so an unbounded cache never looks further
+    /// than the length.
     fn ghosted(&self, h: u32) -> bool {
-        self.bounded && self.ghosts.len() != 0 && self.ghosts.contains(h)
+        self.ghosts.len() != 0 && self.ghosts.contains(h)
     }
 
     fn slot<Q>(&self, key: &Q) -> Option<u32>

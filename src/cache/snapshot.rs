@@ -97,7 +97,6 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         let max_entries = opts.max_entries.take();
         let mut c = Self::with_hasher(opts, snap.now, S::default())?;
         c.engine.set_max_entries(max_entries);
-        c.bounded |= max_entries.is_some();
         let times = |t: &SnapClocks| Times { abs: t.abs, last: t.last, idle: t.idle };
         for e in &snap.entries {
             let k = key(&e.key)?;
