@@ -31,7 +31,9 @@ export const DEFAULTS = {
   zipfOps: { 100000: 1_000_000, 1000000: 2_000_000 },
   churn: { n: 1_000_000, period: 10_000, step: 10, rounds: 2, lruSteps: 30 },
   hashFields: 10,
-  workloads: ["get", "set", "zipf", "scan", "churn", "hash"],
+  // (j) read-through at capacity (issue 16): keyspace -> ops; capacity keyspace/10
+  readThrough: { keys: [200_000, 1_000_000], theta: 0.99, ops: { 200000: 2_000_000, 1000000: 4_000_000 }, rounds: 3 },
+  workloads: ["get", "set", "zipf", "scan", "readthrough", "churn", "hash"],
 };
 
 // ---------------------------------------------------------------- loops
@@ -73,6 +75,25 @@ function loopZipf(c, keys, tk, tw, from, to, tick, cnt) {
     if (tw[i] === 1) {
       c.set(k, i);
     } else if (c.get(k) === undefined) {
+      misses++;
+      c.set(k, i);
+    } else {
+      hits++;
+    }
+  }
+  cnt[0] += hits;
+  cnt[1] += misses;
+}
+
+// Read-through: get, and on a miss set (what a loader-backed cache does).
+// cnt[0] += hits, cnt[1] += misses.
+function loopReadThrough(c, keys, tk, from, to, tick, cnt) {
+  let hits = 0;
+  let misses = 0;
+  for (let i = from; i < to; i++) {
+    if ((i & 1023) === 0) tick(c);
+    const k = keys[tk[i]];
+    if (c.get(k) === undefined) {
       misses++;
       c.set(k, i);
     } else {
@@ -245,7 +266,7 @@ export async function runSuite(libs, options = {}, log = () => {}) {
         let tIns = 0;
         let tOvw = 0;
         for (let r = 0; r < reps; r++) {
-          const c = s.make(n, false);
+          const c = s.make(n, true); // both clocks set (issue 16)
           s.tick(c);
           const t0 = pnow();
           ins[s.name](c, keys, n, s.tick);
@@ -358,6 +379,40 @@ export async function runSuite(libs, options = {}, log = () => {}) {
         const part = pick(res, k);
         row("f", n, `${k} (${F} fields/key, per-field ttl)`, "ops/s", "higher", medians(part), part);
       }
+    }
+  }
+
+  // (j) read-through at capacity: Zipf(theta) over K keys, room for K/10,
+  // get and on a miss set, both clocks on. The first quarter of the trace
+  // fills the cache untimed; ops/s and the hit ratio are over the rest, where
+  // every miss evicts.
+  if (o.workloads.includes("readthrough")) {
+    const { keys: spaces, theta, ops, rounds } = o.readThrough;
+    const subjects = kv.filter((s) => s.name === "lapse" || s.name === "lru-cache" || s.name === "map");
+    for (const K of spaces) {
+      const keys = makeKeys(K);
+      const cap = Math.max(1, Math.floor(K / 10));
+      const T = ops[K] ?? 10 * K;
+      const warm = T >> 2;
+      const tk = trace(zipf(K, theta, SEED + 7), T, 0, SEED + 8).keys;
+      const loops = Object.fromEntries(subjects.map((s) => [s.name, clone(loopReadThrough)]));
+      const hit = {};
+      const res = await interleave(`(j) read-through ${short(K)}`, subjects, rounds, (s) => {
+        const c = s.make(cap, true);
+        s.tick(c);
+        const L = loops[s.name];
+        L(c, keys, tk, 0, warm, s.tick, [0, 0]);
+        if (c.size !== cap) throw new Error(`(j) ${s.name}: size ${c.size} after warm-up, expected ${cap}`);
+        const cnt = [0, 0];
+        const t0 = pnow();
+        L(c, keys, tk, warm, T, s.tick, cnt);
+        const ms = pnow() - t0;
+        s.done?.(c);
+        hit[s.name] = cnt[0] / (cnt[0] + cnt[1]);
+        return ((T - warm) / ms) * 1000;
+      });
+      row("j", K, `read-through at capacity (room ${short(cap)}): ops/s`, "ops/s", "higher", medians(res), res);
+      row("j", K, `read-through at capacity (room ${short(cap)}): hit ratio`, "ratio", "higher", hit);
     }
   }
 

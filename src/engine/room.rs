@@ -152,7 +152,13 @@ impl Engine {
         let len = self.times.len();
         let need = self.high as usize + slots;
         if need > len {
-            let extra = need.max(len * 2).max(step) - len;
+            // Doubling, except that the step past maxEntries (plus the
+            // host's reserved and queued slots) stops there: a cache filled
+            // to its bound holds no unused columns; hashes, which take slots
+            // without being entries, grow it on by doubling.
+            let bound = usize::try_from(self.max_entries.saturating_add(512)).unwrap_or(usize::MAX);
+            let double = if len < bound { (len * 2).min(bound) } else { len * 2 };
+            let extra = need.max(double).max(step) - len;
             self.times.try_reserve_exact(extra)?;
             self.kind.try_reserve_exact(extra)?;
             self.weight.try_reserve_exact(extra)?;

@@ -89,6 +89,42 @@ fn capacity_evicts_and_marks_ghosts() {
 }
 
 #[test]
+fn a_hash_written_once_and_never_read_is_evicted_as_a_plain_key_is() {
+    let mut e = engine(Options { max_entries: Some(3), ..Default::default() });
+    let w = Write::default();
+    let h = e.hwrite(None, None, &w, 0, false).unwrap().map(|f| e.parent(f)).unwrap();
+    assert_eq!(e.policy.freq[h as usize], 0, "its creating write is no use");
+    // Plain keys churn through the small queue; the unread hash goes first.
+    for _ in 0..3 {
+        plain(&mut e, NEVER, NEVER);
+    }
+    let evicted = e
+        .log
+        .chunks(3)
+        .any(|r| r[0] == h && r[1] & 15 == Reason::Evicted as u32 && (r[1] >> 4) & 7 == Kind::Hash as u32);
+    assert!(evicted, "the hash was not evicted: log {:?}", e.log);
+    // A second field is a use, as an overwrite of a plain key is.
+    let h2 = e.hwrite(None, None, &w, 0, false).unwrap().map(|f| e.parent(f)).unwrap();
+    e.hwrite(Some(h2), None, &w, 0, false).unwrap();
+    assert_eq!(e.policy.freq[h2 as usize], 1);
+}
+
+#[test]
+fn columns_grow_up_to_max_entries_and_double_past_it() {
+    let mut e = engine(Options { max_entries: Some(3000), ..Default::default() });
+    for _ in 0..3000 {
+        e.try_room(1, 1, 8).unwrap();
+        plain(&mut e, NEVER, NEVER);
+    }
+    // Doubling would have made 4096 slots; the step stops at the bound plus
+    // the host's reserved and queued slots.
+    assert_eq!(e.capacity(), 3000 + 512);
+    // Slots past it (hash keys are not entries) double again, not one by one.
+    e.try_room(600, 0, 8).unwrap();
+    assert_eq!(e.capacity(), 2 * (3000 + 512));
+}
+
+#[test]
 fn removing_the_last_field_removes_the_hash() {
     let mut e = engine(Options::default());
     let h = e.insert(Kind::Hash, WriteClocks::NONE, 0, false);

@@ -268,11 +268,19 @@ impl Engine {
         if !self.clocks_live(&c) {
             return Ok(None);
         }
-        let hh = match hash {
-            Some(hh) => hh,
-            None => self.insert(Kind::Hash, WriteClocks::NONE, 0, to_main),
+        let (hh, created) = match hash {
+            Some(hh) => (hh, false),
+            None => (self.insert(Kind::Hash, WriteClocks::NONE, 0, to_main), true),
         };
-        Ok(Some(self.insert_field(hh, c, weight)))
+        let f = self.insert_field(hh, c, weight);
+        if created {
+            // Creating a key and its first field is one write, not a use: a
+            // hash written once and never read leaves the small queue unread,
+            // as a plain key written once does (counted as a hit, it went to
+            // main, out of reach of churn by unread keys).
+            self.policy.freq[hh as usize] = 0;
+        }
+        Ok(Some(f))
     }
 
     /// `expire` (relative `ms`) or `expire_at` (absolute `t`), validated.

@@ -197,15 +197,31 @@ test("a key evicted unread and written again goes to the end, as a new key does"
   assert.deepEqual([...d.keys()], ["c", "a"]);
   const h = new TtlCache({ now: 0, maxEntries: 3 });
   h.hset("a", "f", 1);
-  // Churn with other hashes until "a" is evicted (bounded: with plain-key
-  // churn, the S3-FIFO small queue keeps offering the newest plain key, and an
-  // unread hash in main can outlive any number of them).
+  // Churn with other hashes until "a" is evicted (bounded: each new hash
+  // takes a slot in the small queue, which "a", never read, leaves first).
   let i = 0;
   for (; i < 1_000 && h.has("a"); i++) h.hset(`x${i}`, "f", i);
   assert.equal(h.has("a"), false, `"a" still held after ${i} writes`);
   h.hset("a", "f", 4);
   assert.equal([...h.keys()].at(-1), "a");
   assert.equal(h.size, 3);
+});
+
+test("a hash written once and never read goes under plain-key churn, as a plain key does", () => {
+  // Its creating hset used to count as a read too: the hash went to the main
+  // queue, where churn of unread plain keys never reaches.
+  const c = new TtlCache({ now: 0, maxEntries: 3 });
+  c.hset("a", "f", 1);
+  c.set("p", 1);
+  for (let i = 0; i < 2; i++) c.set(`x${i}`, i);
+  assert.equal(c.has("a"), false, "the unread hash outlived churn");
+  assert.equal(c.has("p"), true, "the hash went first: it was written first");
+  // Read once, it is kept over unread keys, as a plain key is.
+  const d = new TtlCache({ now: 0, maxEntries: 3 });
+  d.hset("a", "f", 1);
+  assert.equal(d.hget("a", "f"), 1);
+  for (let i = 0; i < 100; i++) d.set(`x${i}`, i);
+  assert.equal(d.hget("a", "f"), 1);
 });
 
 test("free() and Symbol.dispose: every method then throws a plain Error", () => {
