@@ -55,7 +55,7 @@ export class RawEngine {
     wasm.rawengine_free(p);
   }
   checkSnapshot() {
-    check(wasm.rawengine_checkSnapshot(this.p));
+    return check(wasm.rawengine_checkSnapshot(this.p));
   }
   clear() {
     check(wasm.rawengine_clear(this.p));

@@ -100,7 +100,10 @@
 //   its deadline does not move earlier (the wheel reschedules a later
 //   deadline lazily when the old one fires; an earlier one needs `write`),
 //   its weight is unchanged, and its deadline is not past;
-// - the input buffer `input(n)` returned, before `restore` or `checkSnapshot`.
+// - the input buffer `input(n)` returned, before `restore` or `checkSnapshot`
+//   (`checkSnapshot` computes the snapshot's CRC-32 itself: the host leaves
+//   the trailer's last `SNAP_TRAILER_LEN` bytes for it and writes back the
+//   number the call returns).
 //
 // Everything else in wasm memory is the engine's, and the host MUST treat
 // what it reads as valid only until its next call.

@@ -59,22 +59,6 @@ import { F64, copyIn, syncViews } from "./memory.js";
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
-let crcTable = null;
-
-function crc32(b, n) {
-  if (crcTable === null) {
-    crcTable = new Uint32Array(256);
-    for (let i = 0; i < 256; i++) {
-      let c = i;
-      for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-      crcTable[i] = c >>> 0;
-    }
-  }
-  let c = 0xffffffff;
-  for (let i = 0; i < n; i++) c = crcTable[(c ^ b[i]) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
-
 function kindOf(v) {
   const p = Object.getPrototypeOf(v);
   const name = p !== null && typeof p.constructor === "function" ? p.constructor.name : "";
@@ -288,13 +272,12 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
       value(rows[r + 1], 0);
     }
   }
-  // The length, then the CRC-32 of everything before it.
+  // The length; the CRC-32 of everything before it is the engine's to
+  // compute (checkSnapshot), in the trailer left zero here.
   const total = n + SNAP_TRAILER_LEN;
   dv.setUint32(SNAP_LENGTH_AT, total % 2 ** 32, true);
   dv.setUint32(SNAP_LENGTH_AT + 4, Math.floor(total / 2 ** 32), true);
-  const crc = crc32(buf, n);
   need(SNAP_TRAILER_LEN);
-  dv.setUint32(n, crc, true);
   return buf.slice(0, n + SNAP_TRAILER_LEN);
 }
 
@@ -311,15 +294,16 @@ function row(c, rows, name, v, s, sized) {
 }
 
 /**
- * Has the engine check snapshot bytes this side wrote. The bytes are copied
- * into a buffer the engine allocates fallibly: too big for wasm memory is
- * a RangeError, and the cache is unchanged.
+ * Has the engine fill in the CRC-32 of snapshot bytes this side wrote and
+ * check them. The bytes are copied into a buffer the engine allocates
+ * fallibly: too big for wasm memory is a RangeError, and the cache is
+ * unchanged.
  */
 function check(c, out) {
   const e = toEngine(c);
   copyIn(e, out, "snapshot");
   try {
-    e.checkSnapshot();
+    new DataView(out.buffer).setUint32(out.length - SNAP_TRAILER_LEN, e.checkSnapshot(), true);
   } finally {
     syncViews();
   }

@@ -210,8 +210,8 @@ pub extern "C" fn rawengine_input(p: *mut RawEngine, n: u32) -> u32 {
 }
 
 #[no_mangle]
-pub extern "C" fn rawengine_checkSnapshot(p: *mut RawEngine) -> i32 {
-    flag(eng(p).check_snapshot().map(|()| false))
+pub extern "C" fn rawengine_checkSnapshot(p: *mut RawEngine) -> f64 {
+    num(eng(p).check_snapshot(), f64::from)
 }
 
 #[no_mangle]

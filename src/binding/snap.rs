@@ -18,24 +18,33 @@ use crate::engine::{Engine, Kind, Options, Times};
 use crate::error::Error;
 use crate::protocol::{
     NIL, RESTORE_IDLE, RESTORE_LEN, RESTORE_MAX_BYTES, RESTORE_MAX_ENTRIES, RESTORE_NOW, RESTORE_SWEEP_BUDGET,
-    RESTORE_TTL,
+    RESTORE_TTL, SNAP_TRAILER_LEN,
 };
 use crate::snapshot::{self, corrupt, Visit};
 use alloc::vec::Vec;
 
 impl RawEngine {
     /// Checks the snapshot bytes JS wrote into `input` with the full
-    /// decoder, so `snapshot()` can never return bytes `restore` rejects.
-    /// Commits queued inserts first; changes nothing else. Out of memory is
-    /// a `RangeError`, never a trap.
-    pub fn check_snapshot(&mut self) -> Result<(), Error> {
+    /// decoder, so `snapshot()` can never return bytes `restore` rejects,
+    /// and returns their CRC-32: JS leaves the trailer's last 4 bytes for
+    /// it (one CRC implementation in the package instead of two; the check
+    /// runs on the bytes with it filled in). Commits queued inserts first;
+    /// changes nothing else. Out of memory is a `RangeError`, never a trap.
+    pub fn check_snapshot(&mut self) -> Result<u32, Error> {
         self.call(|_| ());
-        let bytes = core::mem::take(&mut self.input);
+        let mut bytes = core::mem::take(&mut self.input);
+        let n = bytes.len().saturating_sub(SNAP_TRAILER_LEN);
+        let crc = snapshot::crc32(&bytes[..n]);
+        if let Some(t) = bytes.get_mut(n..) {
+            for (b, c) in t.iter_mut().zip(crc.to_le_bytes()) {
+                *b = c;
+            }
+        }
         let r =
             room_to_check(bytes.len(), "snapshot").and_then(|()| snapshot::check_with(&bytes, &mut |_, _, _| Ok(())));
         drop(bytes);
         r?;
-        Ok(())
+        Ok(crc)
     }
 
     /// The size recorded for slot `s` (0 for a slot out of range).
