@@ -18,6 +18,10 @@ use alloc::vec::Vec;
 
 pub(crate) const QUEUE_NONE: u8 = 0;
 pub(crate) const QUEUE_SMALL: u8 = 1;
+/// The small queue's share of the entries is `1 / SMALL_SHARE` (S3-FIFO's
+/// 10%): under it, a main tail with read credit spends a unit instead of the
+/// small queue giving up its tail.
+const SMALL_SHARE: u32 = 10;
 pub(crate) const QUEUE_MAIN: u8 = 2;
 /// The `freq` column's ceiling; the JS host bumps it too.
 pub(crate) const MAX_FREQ: u8 = crate::protocol::FREQ_MAX;
@@ -123,7 +127,7 @@ impl Policy {
         loop {
             let credit = |p: &Self, s: u32| p.freq[s as usize] > 0 || Some(s) == keep;
             let tail_credit = self.main.len > 0 && credit(self, self.main.tail);
-            let share = self.small.len * 10 >= total || self.main.len == 0;
+            let share = self.small.len * SMALL_SHARE >= total || self.main.len == 0;
             let from_small = self.small.len > 0 && (share || tail_credit);
             if from_small && !share {
                 let s = self.links.pop_back(&mut self.main).expect("non-empty main");

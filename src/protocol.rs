@@ -212,6 +212,11 @@ group! { queue, "Insert queue",
     /// Or-ed into a queued slot number: a returning ghost, straight to the
     /// main queue.
     pub const QUEUE_TO_MAIN: u32 = 1 << 31;
+    /// Ghosts (recently evicted unread keys) a cache without `maxEntries`
+    /// keeps at least; with it, up to `maxEntries`; without, as many as the
+    /// keys it holds. Both hosts keep ghosts themselves (the engine never
+    /// sees keys) and MUST use the same bound, or their eviction orders part.
+    pub const GHOST_MIN: usize = 64;
 }
 
 group! { times, "Per-slot clocks: f64 indexes from ST_TIMES / 8 + slot * TIMES_STRIDE",

@@ -18,6 +18,7 @@ import { epoch, clockOption, readClock, stamp } from "./clock.js";
 import {
   FAILED,
   FREQ_MAX as FREQ_MAX_,
+  GHOST_MIN,
   LOG_ENTER_GRACE as LOG_ENTER_GRACE_,
   LOG_FLAGS as LOG_FLAGS_,
   LOG_GHOST as LOG_GHOST_,
@@ -170,7 +171,7 @@ export class TtlCache {
   #ttl; // default clocks, for writes done on this side
   #idle;
   #maxEntries;
-  #spareSlots = []; // slots reserved in wasm for inserts done on this side
+  #reservedSlots = []; // slots reserved in wasm for inserts done on this side
   #insertQueueAt = 0; // U32 index of the engine's insert queue (binding.rs ST_QUEUE)
   #queuedInserts = 0; // inserts queued there since the last call
   #hits = 0;
@@ -272,7 +273,7 @@ export class TtlCache {
     this.#keyMap = new Map();
     this.#keyList = [];
     this.#valList = [];
-    this.#spareSlots = [];
+    this.#reservedSlots = [];
     this.#queuedInserts = 0;
     this.#ghosts = 0;
     this.#ghostFifo = [];
@@ -443,7 +444,7 @@ export class TtlCache {
     this.#ghosts++;
     const q = this.#ghostFifo;
     q.push(key, seq);
-    const cap = this.#ghostCap || Math.max(64, g.size - this.#ghosts);
+    const cap = this.#ghostCap || Math.max(GHOST_MIN, g.size - this.#ghosts);
     let h = this.#ghostHead;
     while (this.#ghosts > cap) {
       const k = q[h];
@@ -623,7 +624,7 @@ export class TtlCache {
     const now = this.#now;
     const abs = now + ttl;
     const lastIdle = now + idle;
-    const spare = this.#spareSlots;
+    const spare = this.#reservedSlots;
     const np = this.#queuedInserts;
     if (!((lastIdle < abs ? lastIdle : abs) > now) || typeof key !== "string") return false;
     // A finite ttl/idle that overflows the clock: the engine throws RangeError.
@@ -738,7 +739,7 @@ export class TtlCache {
       return true;
     }
     if (this.#full()) return false; // before a refill: a full cache reserves no more
-    if (this.#spareSlots.length === 0) this.#refill();
+    if (this.#reservedSlots.length === 0) this.#refill();
     if (this.#queuedInserts >= QUEUE_CAP) {
       this.#toEngine().commit();
       this.#drain();
@@ -765,7 +766,7 @@ export class TtlCache {
     const st = this.#statusAt;
     this.#insertQueueAt = U32[st + ST_QUEUE] >>> 2;
     const p = U32[st + ST_RESERVED] >>> 2;
-    const spare = this.#spareSlots;
+    const spare = this.#reservedSlots;
     for (let i = p + U32[st + ST_RESERVED_LEN] - 1; i >= p; i--) spare.push(U32[i]);
   }
 
@@ -816,7 +817,7 @@ export class TtlCache {
   /** Removes everything; `dispose` sees reason `"cleared"`. */
   clear() {
     // The engine keeps our reserved slots reserved (it clears only what is
-    // live), so #spareSlots stays valid.
+    // live), so #reservedSlots stays valid.
     this.#toEngine().clear();
     const calls = this.#drain();
     this.#graced = 0;

@@ -183,6 +183,8 @@ export const ST_LEN = 12;
 export const QUEUE_CAP = 256;
 /** Or-ed into a queued slot number: a returning ghost, straight to the main queue. */
 export const QUEUE_TO_MAIN = 2147483648;
+/** Ghosts (recently evicted unread keys) a cache without `maxEntries` keeps at least; with it, up to `maxEntries`; without, as many as the keys it holds. Both hosts keep ghosts themselves (the engine never sees keys) and MUST use the same bound, or their eviction orders part. */
+export const GHOST_MIN = 64;
 
 // ---- Per-slot clocks: f64 indexes from ST_TIMES / 8 + slot * TIMES_STRIDE
 /** `f64`s per slot in the `times` column. */

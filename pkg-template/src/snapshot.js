@@ -58,6 +58,8 @@ import { liveKey } from "./hashes.js";
 import { F64, copyIn, syncViews } from "./memory.js";
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+// A row of `rows` (see `row` below): name, value, abs, last, idle, weight.
+const ROW_LEN = 6;
 
 function kindOf(v) {
   const p = Object.getPrototypeOf(v);
@@ -261,12 +263,12 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
     head(shape[i] < 0 ? ENTRY_PLAIN : ENTRY_HASH, key, rows[r + 2], rows[r + 3], rows[r + 4], rows[r + 5]);
     if (shape[i] < 0) {
       value(rows[r + 1], 0);
-      r += 6;
+      r += ROW_LEN;
       continue;
     }
-    r += 6;
+    r += ROW_LEN;
     varint(shape[i]);
-    for (let j = 0; j < shape[i]; j++, r += 6) {
+    for (let j = 0; j < shape[i]; j++, r += ROW_LEN) {
       field = rows[r];
       head(ENTRY_FIELD, field, rows[r + 2], rows[r + 3], rows[r + 4], rows[r + 5]);
       value(rows[r + 1], 0);

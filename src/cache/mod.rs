@@ -16,6 +16,7 @@ use crate::clock::{Follow, TimeSource};
 use crate::engine::{Engine, Kind, LogRecord, Times};
 use crate::error::{Error, Result};
 use crate::list::NIL;
+use crate::protocol::GHOST_MIN;
 use crate::snapshot::{Body, ClockMode, Clocks as SnapClocks, Entry as SnapEntry, Field as SnapField, Snapshot, Value};
 use crate::types::{Cond, Counters, Options, Reason, Write};
 use ghosts::Ghosts;
@@ -410,9 +411,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     }
 
     /// Records an evicted key for S3-FIFO's ghost queue (see `Ghosts`), up
-    /// to `max_entries` ghosts (without one, as many as keys held, at least 64).
+    /// to `max_entries` ghosts (without one, as many as keys held, at least `GHOST_MIN`).
     fn remember(&mut self, h: u32) {
-        let cap = self.engine.options().max_entries.unwrap_or(self.index.len().max(64) as u64) as usize;
+        let cap = self.engine.options().max_entries.unwrap_or(self.index.len().max(GHOST_MIN) as u64) as usize;
         self.ghosts.remember(h, cap);
     }
 

@@ -117,22 +117,22 @@ impl<'a> Reader<'a, '_> {
     /// the size.
     fn head(&mut self, field: bool, t: &mut Tape) -> R<(u8, (usize, usize), u32)> {
         let f = self.u8()?;
-        let kind = f & KIND_MASK;
-        let want = if field { kind == KIND_FIELD } else { kind == KIND_PLAIN || kind == KIND_HASH };
-        if f & !(KIND_MASK | HAS_ABS | HAS_IDLE | HAS_WEIGHT) != 0 || !want {
+        let kind = f & ENTRY_KIND_MASK;
+        let want = if field { kind == ENTRY_FIELD } else { kind == ENTRY_PLAIN || kind == ENTRY_HASH };
+        if f & !(ENTRY_KIND_MASK | ENTRY_HAS_ABS | ENTRY_HAS_IDLE | ENTRY_HAS_WEIGHT) != 0 || !want {
             return Err("bad flags");
         }
-        if kind == KIND_HASH && f & HAS_WEIGHT != 0 {
+        if kind == ENTRY_HASH && f & ENTRY_HAS_WEIGHT != 0 {
             return Err("sized hash key");
         }
         let key = self.str(t)?;
         if !field {
             self.put(t, &[f64::from(kind)]);
         }
-        let abs = if f & HAS_ABS != 0 { self.f64()? } else { INF };
+        let abs = if f & ENTRY_HAS_ABS != 0 { self.f64()? } else { INF };
         let last = self.f64()?;
-        let idle = if f & HAS_IDLE != 0 { self.f64()? } else { INF };
-        if (f & HAS_ABS != 0 && !abs.is_finite()) || (f & HAS_IDLE != 0 && !idle.is_finite()) {
+        let idle = if f & ENTRY_HAS_IDLE != 0 { self.f64()? } else { INF };
+        if (f & ENTRY_HAS_ABS != 0 && !abs.is_finite()) || (f & ENTRY_HAS_IDLE != 0 && !idle.is_finite()) {
             return Err("bad deadline");
         }
         if !last.is_finite() || last > self.now {
@@ -145,14 +145,14 @@ impl<'a> Reader<'a, '_> {
         if k.deadline() <= self.now {
             return Err("expired entry");
         }
-        let w = if f & HAS_WEIGHT != 0 { self.varint()? } else { 0 };
-        if f & HAS_WEIGHT != 0 && !(1..=u64::from(u32::MAX)).contains(&w) {
+        let w = if f & ENTRY_HAS_WEIGHT != 0 { self.varint()? } else { 0 };
+        if f & ENTRY_HAS_WEIGHT != 0 && !(1..=u64::from(u32::MAX)).contains(&w) {
             return Err("bad size");
         }
         self.put(t, &[abs, last, idle, w as f64]);
         let v = match kind {
-            KIND_PLAIN => Visit::Plain,
-            KIND_HASH => Visit::Hash,
+            ENTRY_PLAIN => Visit::Plain,
+            ENTRY_HASH => Visit::Hash,
             _ => Visit::Field,
         };
         (self.visit)(v, k, w as u32).map_err(|_| "restore failed")?;
@@ -160,7 +160,7 @@ impl<'a> Reader<'a, '_> {
     }
     /// An entry's or field's value: anything but `undefined`.
     fn top(&mut self, t: &mut Tape) -> R<()> {
-        if self.buf.get(self.pos) == Some(&T_UNDEFINED) {
+        if self.buf.get(self.pos) == Some(&TAG_UNDEFINED) {
             return Err("undefined value");
         }
         self.value(t, 0)
@@ -172,8 +172,8 @@ impl<'a> Reader<'a, '_> {
         let tag = self.u8()?;
         let v = |x: u8| f64::from(x);
         match tag {
-            T_UNDEFINED | T_NULL | T_FALSE | T_TRUE => self.put(t, &[v(tag)]),
-            T_INT => {
+            TAG_UNDEFINED | TAG_NULL | TAG_FALSE | TAG_TRUE => self.put(t, &[v(tag)]),
+            TAG_INT => {
                 let z = self.varint()?;
                 let i = ((z >> 1) as i64) ^ -((z & 1) as i64);
                 if i.unsigned_abs() > MAX_SAFE as u64 {
@@ -181,18 +181,18 @@ impl<'a> Reader<'a, '_> {
                 }
                 self.put(t, &[v(V_NUM), i as f64]);
             }
-            T_FLOAT => {
+            TAG_FLOAT => {
                 let x = self.f64()?;
                 if is_int(x) {
                     return Err("non-canonical number");
                 }
                 self.put(t, &[v(V_NUM), x]);
             }
-            T_STRING => {
+            TAG_STRING => {
                 self.put(t, &[v(V_STR)]);
                 self.str(t)?;
             }
-            T_ARRAY => {
+            TAG_ARRAY => {
                 self.put(t, &[v(V_ARR)]);
                 for _ in 0..self.count(1, t)? {
                     self.value(t, depth + 1)?;
@@ -203,7 +203,7 @@ impl<'a> Reader<'a, '_> {
             // -0 into 0; an object merges duplicate names and puts
             // array-index names first, ascending. Keys that are objects are
             // distinct by identity, so only primitive keys are compared.
-            T_MAP => {
+            TAG_MAP => {
                 self.put(t, &[v(V_MAP)]);
                 // Primitive keys' bytes, widened to units so that one
                 // duplicate check (one heapsort) serves names and keys.
@@ -212,10 +212,13 @@ impl<'a> Reader<'a, '_> {
                     let at = self.pos;
                     let key_tag = self.buf.get(at).copied();
                     self.value(t, depth + 1)?;
-                    if key_tag == Some(T_FLOAT) && self.buf[at + 1..self.pos] == (-0.0f64).to_le_bytes() {
+                    if key_tag == Some(TAG_FLOAT) && self.buf[at + 1..self.pos] == (-0.0f64).to_le_bytes() {
                         return Err("Map key -0");
                     }
-                    if !matches!(key_tag, Some(T_ARRAY | T_MAP | T_OBJECT | T_NULL_OBJECT | T_BYTES | T_DATE)) {
+                    if !matches!(
+                        key_tag,
+                        Some(TAG_ARRAY | TAG_MAP | TAG_OBJECT | TAG_NULL_OBJECT | TAG_BYTES | TAG_DATE)
+                    ) {
                         let from = bytes.len();
                         for &b in &self.buf[at..self.pos] {
                             bytes.push(u16::from(b));
@@ -228,8 +231,8 @@ impl<'a> Reader<'a, '_> {
                     return Err("duplicate Map key");
                 }
             }
-            T_OBJECT | T_NULL_OBJECT => {
-                self.put(t, &[v(if tag == T_OBJECT { V_OBJ } else { V_NOBJ })]);
+            TAG_OBJECT | TAG_NULL_OBJECT => {
+                self.put(t, &[v(if tag == TAG_OBJECT { V_OBJ } else { V_NOBJ })]);
                 let (mut names, mut index, mut named) = (Vec::new(), None, false);
                 for _ in 0..self.count(2, t)? {
                     let r = self.str(t)?;
@@ -247,22 +250,22 @@ impl<'a> Reader<'a, '_> {
                     return Err("duplicate property");
                 }
             }
-            T_BYTES | T_BIGINT | T_NEG_BIGINT => {
-                let big = tag != T_BYTES;
+            TAG_BYTES | TAG_BIGINT | TAG_NEG_BIGINT => {
+                let big = tag != TAG_BYTES;
                 self.put(t, &[v(if big { V_BIG } else { V_BYTES })]);
                 if big {
-                    self.put(t, &[v(u8::from(tag == T_NEG_BIGINT))]);
+                    self.put(t, &[v(u8::from(tag == TAG_NEG_BIGINT))]);
                 }
                 let n = self.count(1, t)?;
                 let b = self.take(n)?;
-                if big && (b.first() == Some(&0) || (tag == T_NEG_BIGINT && b.is_empty())) {
+                if big && (b.first() == Some(&0) || (tag == TAG_NEG_BIGINT && b.is_empty())) {
                     return Err("non-canonical bigint");
                 }
                 if !self.lean && TAPES {
                     t.bytes.extend_from_slice(b);
                 }
             }
-            T_DATE => {
+            TAG_DATE => {
                 let x = self.f64()?;
                 if !(x.is_nan() || (fract(x) == 0.0 && x.abs() <= MAX_DATE && !(x == 0.0 && x.is_sign_negative()))) {
                     return Err("bad Date");
@@ -301,7 +304,7 @@ impl<'a> Reader<'a, '_> {
             *entry = i;
             let (kind, key, w) = self.head(false, t)?;
             keys.push(key);
-            if kind == KIND_PLAIN {
+            if kind == ENTRY_PLAIN {
                 entries += 1;
                 bytes += u64::from(w);
                 self.top(t)?;

@@ -37,18 +37,18 @@ impl Writer {
     /// Flags byte, key or name, clocks and size of an entry or field.
     fn head(&mut self, c: &mut Cur, field: bool) -> R<()> {
         let name = c.str()?;
-        let kind = if field { KIND_FIELD } else { c.int(1.0)? as u8 };
+        let kind = if field { ENTRY_FIELD } else { c.int(1.0)? as u8 };
         let k = c.clocks()?;
         let w = c.int(f64::from(u32::MAX))?;
         let mut f = kind;
         if k.abs != INF {
-            f |= HAS_ABS;
+            f |= ENTRY_HAS_ABS;
         }
         if k.idle != INF {
-            f |= HAS_IDLE;
+            f |= ENTRY_HAS_IDLE;
         }
         if w != 0 {
-            f |= HAS_WEIGHT;
+            f |= ENTRY_HAS_WEIGHT;
         }
         self.u8(f);
         self.str(name);
@@ -70,27 +70,27 @@ impl Writer {
         }
         let tag = c.tag()?;
         match tag {
-            V_UNDEF => self.u8(T_UNDEFINED),
-            V_NULL => self.u8(T_NULL),
-            V_FALSE => self.u8(T_FALSE),
-            V_TRUE => self.u8(T_TRUE),
+            V_UNDEF => self.u8(TAG_UNDEFINED),
+            V_NULL => self.u8(TAG_NULL),
+            V_FALSE => self.u8(TAG_FALSE),
+            V_TRUE => self.u8(TAG_TRUE),
             V_NUM => {
                 let x = c.num()?;
                 if is_int(x) {
-                    self.u8(T_INT);
+                    self.u8(TAG_INT);
                     let i = x as i64;
                     self.varint(((i << 1) ^ (i >> 63)) as u64);
                 } else {
-                    self.u8(T_FLOAT);
+                    self.u8(TAG_FLOAT);
                     self.f64(x);
                 }
             }
             V_STR => {
-                self.u8(T_STRING);
+                self.u8(TAG_STRING);
                 self.str(c.str()?);
             }
             V_ARR | V_MAP => {
-                self.u8(if tag == V_ARR { T_ARRAY } else { T_MAP });
+                self.u8(if tag == V_ARR { TAG_ARRAY } else { TAG_MAP });
                 let n = c.count()?;
                 self.varint(n as u64);
                 for _ in 0..n * if tag == V_MAP { 2 } else { 1 } {
@@ -98,7 +98,7 @@ impl Writer {
                 }
             }
             V_OBJ | V_NOBJ => {
-                self.u8(if tag == V_OBJ { T_OBJECT } else { T_NULL_OBJECT });
+                self.u8(if tag == V_OBJ { TAG_OBJECT } else { TAG_NULL_OBJECT });
                 let n = c.count()?;
                 self.varint(n as u64);
                 for _ in 0..n {
@@ -108,9 +108,9 @@ impl Writer {
             }
             V_BYTES | V_BIG => {
                 let t = match tag {
-                    V_BYTES => T_BYTES,
-                    _ if c.num()? != 0.0 => T_NEG_BIGINT,
-                    _ => T_BIGINT,
+                    V_BYTES => TAG_BYTES,
+                    _ if c.num()? != 0.0 => TAG_NEG_BIGINT,
+                    _ => TAG_BIGINT,
                 };
                 self.u8(t);
                 let b = c.bin()?;
@@ -118,7 +118,7 @@ impl Writer {
                 self.out.extend_from_slice(b);
             }
             V_DATE => {
-                self.u8(T_DATE);
+                self.u8(TAG_DATE);
                 self.f64(c.num()?);
             }
             _ => return Err("unknown value tag"),

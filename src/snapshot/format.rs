@@ -28,18 +28,13 @@ pub(super) const MAX_DATE: f64 = 8.64e15;
 /// Integers up to this magnitude are stored as varints.
 pub(super) const MAX_SAFE: f64 = 9007199254740991.0;
 
-// Value tags.
+// Value tags, and the entry and field flag bits (the format's kinds, not
+// the engine's slot kinds): the protocol's names, so a reader of either
+// side sees one spelling.
 pub(super) use p::{
-    TAG_ARRAY as T_ARRAY, TAG_BIGINT as T_BIGINT, TAG_BYTES as T_BYTES, TAG_DATE as T_DATE, TAG_FALSE as T_FALSE,
-    TAG_FLOAT as T_FLOAT, TAG_INT as T_INT, TAG_MAP as T_MAP, TAG_NEG_BIGINT as T_NEG_BIGINT, TAG_NULL as T_NULL,
-    TAG_NULL_OBJECT as T_NULL_OBJECT, TAG_OBJECT as T_OBJECT, TAG_STRING as T_STRING, TAG_TRUE as T_TRUE,
-    TAG_UNDEFINED as T_UNDEFINED,
-};
-
-// Entry and field flag bits: the format's kinds, not the engine's slot kinds.
-pub(super) use p::{
-    ENTRY_FIELD as KIND_FIELD, ENTRY_HASH as KIND_HASH, ENTRY_HAS_ABS as HAS_ABS, ENTRY_HAS_IDLE as HAS_IDLE,
-    ENTRY_HAS_WEIGHT as HAS_WEIGHT, ENTRY_KIND_MASK as KIND_MASK, ENTRY_PLAIN as KIND_PLAIN,
+    ENTRY_FIELD, ENTRY_HASH, ENTRY_HAS_ABS, ENTRY_HAS_IDLE, ENTRY_HAS_WEIGHT, ENTRY_KIND_MASK, ENTRY_PLAIN, TAG_ARRAY,
+    TAG_BIGINT, TAG_BYTES, TAG_DATE, TAG_FALSE, TAG_FLOAT, TAG_INT, TAG_MAP, TAG_NEG_BIGINT, TAG_NULL, TAG_NULL_OBJECT,
+    TAG_OBJECT, TAG_STRING, TAG_TRUE, TAG_UNDEFINED,
 };
 
 /// Integers stored as varints: |x| <= 2^53 - 1, not -0.

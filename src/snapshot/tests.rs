@@ -85,11 +85,11 @@ fn hostile_lengths_and_nesting_fail_fast() {
     // One entry whose value is 10,000 nested arrays.
     let mut w = Writer { out: b[..b.len() - 5].to_vec() };
     w.varint(1);
-    w.u8(KIND_PLAIN);
+    w.u8(ENTRY_PLAIN);
     w.str(&units("k"));
     w.f64(0.0);
-    w.out.extend(std::iter::repeat_n([T_ARRAY, 1], 10_000).flatten());
-    w.u8(T_NULL);
+    w.out.extend(std::iter::repeat_n([TAG_ARRAY, 1], 10_000).flatten());
+    w.u8(TAG_NULL);
     let e = decode(&seal(w.out)).unwrap_err().to_string();
     assert!(e.contains("nested deeper"), "{e}");
 }
