@@ -16,48 +16,15 @@
 import { RawEngine } from "./glue.js";
 import { epoch, clockOption, readClock, stamp } from "./clock.js";
 import {
-  FAILED,
-  FREQ_MAX as FREQ_MAX_,
-  GHOST_MIN,
-  LOG_ENTER_GRACE as LOG_ENTER_GRACE_,
-  LOG_FLAGS as LOG_FLAGS_,
-  LOG_GHOST as LOG_GHOST_,
-  LOG_GRACED as LOG_GRACED_,
-  LOG_KIND_MASK as LOG_KIND_MASK_,
-  LOG_KIND_SHIFT as LOG_KIND_SHIFT_,
-  LOG_PARENT as LOG_PARENT_,
-  LOG_REASON_MASK as LOG_REASON_MASK_,
-  LOG_STRIDE as LOG_STRIDE_,
-  NIL as NIL_,
-  QUEUE_CAP as QUEUE_CAP_,
-  QUEUE_TO_MAIN as QUEUE_TO_MAIN_,
-  REASON_CLEARED,
-  REASON_DELETED,
-  REASON_EVICTED,
-  REASON_FOUND_EXPIRED,
-  REASON_NAMES,
-  SLOT_FIELD as SLOT_FIELD_,
-  SLOT_HASH as SLOT_HASH_,
-  SLOT_PLAIN as SLOT_PLAIN_,
-  ST_CAP,
-  ST_ENTRIES as ST_ENTRIES_,
-  ST_FREQ,
-  ST_LOG,
-  ST_LOG_LEN,
-  ST_NOW,
-  ST_QUEUE,
-  ST_QUEUED as ST_QUEUED_,
-  ST_RESERVED,
-  ST_RESERVED_LEN,
-  ST_TIMES,
-  TIMES_IDLE as TIMES_IDLE_,
-  TIMES_LAST as TIMES_LAST_,
-  TIMES_STRIDE as TIMES_STRIDE_,
-  WRITE_AT as WRITE_AT_,
-  WRITE_IDLE,
-  WRITE_KEEP_TTL as WRITE_KEEP_TTL_,
-  WRITE_TO_MAIN as WRITE_TO_MAIN_,
-  WRITE_TTL,
+  FAILED, FREQ_MAX as FREQ_MAX_, GHOST_MIN, LOG_ENTER_GRACE as LOG_ENTER_GRACE_, LOG_FLAGS as LOG_FLAGS_,
+  LOG_GHOST as LOG_GHOST_, LOG_GRACED as LOG_GRACED_, LOG_KIND_MASK as LOG_KIND_MASK_,
+  LOG_KIND_SHIFT as LOG_KIND_SHIFT_, LOG_PARENT as LOG_PARENT_, LOG_REASON_MASK as LOG_REASON_MASK_,
+  LOG_STRIDE as LOG_STRIDE_, NIL as NIL_, QUEUE_CAP as QUEUE_CAP_, QUEUE_TO_MAIN as QUEUE_TO_MAIN_, REASON_CLEARED,
+  REASON_DELETED, REASON_EVICTED, REASON_FOUND_EXPIRED, REASON_NAMES, SLOT_FIELD as SLOT_FIELD_,
+  SLOT_HASH as SLOT_HASH_, SLOT_PLAIN as SLOT_PLAIN_, ST_CAP, ST_ENTRIES as ST_ENTRIES_, ST_FREQ, ST_LOG, ST_LOG_LEN,
+  ST_NOW, ST_QUEUE, ST_QUEUED as ST_QUEUED_, ST_RESERVED, ST_RESERVED_LEN, ST_TIMES, TIMES_IDLE as TIMES_IDLE_,
+  TIMES_LAST as TIMES_LAST_, TIMES_STRIDE as TIMES_STRIDE_, WRITE_AT as WRITE_AT_, WRITE_IDLE,
+  WRITE_KEEP_TTL as WRITE_KEEP_TTL_, WRITE_TO_MAIN as WRITE_TO_MAIN_, WRITE_TTL
 } from "./protocol.js";
 import { commandMethods } from "./commands.js";
 import { Hash } from "./hash.js";
@@ -68,19 +35,8 @@ import { F64, U8, U32, attachMemory, syncViews } from "./memory.js";
 import { fillIndex, restoreEngine, takeAdopted } from "./restore.js";
 import { snapshotMethods } from "./snapshot.js";
 import {
-  CTOR_OPTIONS,
-  checkOptions,
-  checkString,
-  checkValue,
-  describe,
-  optionalFunction,
-  optionalNumber,
-  optionalSpan,
-  parseWrite,
-  wAt,
-  wIdle,
-  wTtl,
-  wrongType,
+  CTOR_OPTIONS, checkOptions, checkString, checkValue, describe, optionalFunction, optionalNumber, optionalSpan,
+  parseWrite, wAt, wIdle, wTtl, wrongType
 } from "./validate.js";
 
 // Module-local copies of the protocol's numbers the hot paths (get, set,
@@ -113,8 +69,6 @@ const FREQ_MAX = FREQ_MAX_,
   WRITE_AT = WRITE_AT_,
   WRITE_KEEP_TTL = WRITE_KEEP_TTL_,
   WRITE_TO_MAIN = WRITE_TO_MAIN_;
-
-// Slots reserved per call into wasm, at most (see #refill).
 
 // Accessors to a cache's private state, for the modules that hold its method
 // groups (set in the class's static block).
