@@ -11,6 +11,11 @@
 //! every constant below, same names): run `make protocol` after a change, and
 //! `cargo test` fails while the generated file is out of date.
 //!
+//! One word per thing: an entry's **weight** is its share of `maxBytes` (what
+//! `sizeOf` returns in JS, the `weight` argument of the native
+//! `set_sized`); the weights summed are **bytes**; **size** is only ever the
+//! number of live keys.
+//!
 //! "MUST" and "MAY" below are obligations on the host; the binding checks
 //! every slot number it is given (a stale one is a `TypeError`, never a trap),
 //! but it cannot check what the host writes into shared memory.

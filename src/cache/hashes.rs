@@ -15,7 +15,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         self.hset_sized(key, field, value, w, 0)
     }
 
-    /// [`hset`](Self::hset) with a size that counts against `max_bytes`.
+    /// [`hset`](Self::hset) with a weight that counts against `max_bytes`.
     ///
     /// ```
     /// let o = lapse_cache::Options { max_bytes: Some(10), ..Default::default() };
@@ -23,7 +23,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// c.hset_sized("h", "a", (), Default::default(), 6).unwrap();
     /// assert!(c.hset_sized("h", "b", (), Default::default(), 6).is_err()); // the hash alone would not fit
     /// ```
-    pub fn hset_sized(&mut self, key: K, field: &str, value: V, w: Write, size: u32) -> Result<bool> {
+    pub fn hset_sized(&mut self, key: K, field: &str, value: V, w: Write, weight: u32) -> Result<bool> {
         self.sync();
         let hk = self.hash(&key);
         let h = self.slot_h(hk, &key);
@@ -37,7 +37,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
             _ => None,
         });
         let ghost = h.is_none() && self.ghosted(hk);
-        let r = self.engine.hwrite(h, f, &w, size, ghost).map_err(native)?;
+        let r = self.engine.hwrite(h, f, &w, weight, ghost).map_err(native)?;
         self.reclaim();
         let Some(r) = r else {
             self.drain();

@@ -107,7 +107,7 @@ pub struct Stats {
     pub size: u64,
     /// Plain entries plus hash fields held.
     pub entries: u64,
-    /// Total size of what is held, as given to `set_sized`/`hset_sized`.
+    /// Total weight of what is held, as given to `set_sized`/`hset_sized`.
     pub bytes: u64,
     /// Slots waiting in the expiry wheel.
     pub scheduled: u64,

@@ -45,7 +45,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         self.set_sized(key, value, Write::default(), 0)
     }
 
-    /// [`set`](Self::set) with a size that counts against `max_bytes`.
+    /// [`set`](Self::set) with a weight that counts against `max_bytes`.
     ///
     /// ```
     /// let o = lapse_cache::Options { max_bytes: Some(10), ..Default::default() };
@@ -55,15 +55,15 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// assert!(!c.contains("a"));
     /// assert!(c.set_sized("c", (), Default::default(), 11).is_err());
     /// ```
-    pub fn set_sized(&mut self, key: K, value: V, w: Write, size: u32) -> Result<Option<V>> {
+    pub fn set_sized(&mut self, key: K, value: V, w: Write, weight: u32) -> Result<Option<V>> {
         self.sync();
-        self.put(self.hash(&key), key, value, w, size).map(|(old, _)| old)
+        self.put(self.hash(&key), key, value, w, weight).map(|(old, _)| old)
     }
 
     /// [`set_sized`](Self::set_sized) after `sync`, of `key` whose index
     /// hash is `h`; also returns the slot written (`None` if the write
     /// deleted the key).
-    fn put(&mut self, h: u32, key: K, value: V, w: Write, size: u32) -> Result<(Option<V>, Option<u32>)> {
+    fn put(&mut self, h: u32, key: K, value: V, w: Write, weight: u32) -> Result<(Option<V>, Option<u32>)> {
         let s = self.slot_h(h, &key);
         let live = s.is_some_and(|s| self.live(s));
         if live && s.is_some_and(|s| self.is_hash(s)) {
@@ -72,8 +72,8 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         let ghost = s.is_none() && self.ghosted(h);
         let r = match s {
             // A live plain entry (the item says so): no kind column to load.
-            Some(s) if live => self.engine.rewrite(s, &w, size),
-            _ => self.engine.write(s, &w, size, ghost),
+            Some(s) if live => self.engine.rewrite(s, &w, weight),
+            _ => self.engine.write(s, &w, weight, ghost),
         }
         .map_err(native)?;
         self.reclaim();

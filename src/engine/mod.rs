@@ -385,7 +385,7 @@ impl Engine {
         self.times[s as usize]
     }
 
-    /// A slot's recorded size (snapshots).
+    /// A slot's recorded weight (snapshots).
     pub fn weight(&self, s: u32) -> u32 {
         self.weight[s as usize]
     }
