@@ -55,17 +55,22 @@ let full = null;
 const started = Date.now();
 const glue = await import(new URL("../../node_modules/lapse/dist/glue.js", import.meta.url));
 const ballast = [];
-for (let chunk = 256 << 20; chunk >= 64 << 10; chunk >>= 2) {
-  for (;;) {
-    const raw = attempt("new RawEngine (filling)", () => new glue.RawEngine(0, Infinity, Infinity, Infinity, Infinity, 0));
-    if (raw instanceof Error) break;
-    if (raw.input(chunk) === 0) {
-      raw.free();
-      break;
+// Takes wasm memory in engines' input buffers, `largest` bytes at a time and
+// then ever smaller pieces down to `smallest`, until none fits.
+function fill(largest, smallest) {
+  for (let chunk = largest; chunk >= smallest; chunk >>= 2) {
+    for (;;) {
+      const raw = attempt("new RawEngine (filling)", () => new glue.RawEngine(0, Infinity, Infinity, Infinity, Infinity, 0));
+      if (raw instanceof Error) break;
+      if (raw.input(chunk) === 0) {
+        raw.free();
+        break;
+      }
+      ballast.push(raw);
     }
-    ballast.push(raw);
   }
 }
+fill(256 << 20, 64 << 10);
 out.wasmBytes = bystanders[0].stats().wasmBytes;
 expect(out.wasmBytes > 3.9 * 2 ** 30, `wasm memory did not reach its limit: ${out.wasmBytes}`);
 ballast.shift().free(); // 256 MiB back, for entries
@@ -86,17 +91,7 @@ ballast.shift().free(); // 256 MiB back, for entries
 }
 // What the cache could not use (a doubling of its columns did not fit) is
 // taken too, down to 4 KiB pieces: now even a small allocation fails.
-for (let chunk = 64 << 20; chunk >= 4 << 10; chunk >>= 2) {
-  for (;;) {
-    const raw = attempt("new RawEngine (filling)", () => new glue.RawEngine(0, Infinity, Infinity, Infinity, Infinity, 0));
-    if (raw instanceof Error) break;
-    if (raw.input(chunk) === 0) {
-      raw.free();
-      break;
-    }
-    ballast.push(raw);
-  }
-}
+fill(64 << 20, 4 << 10);
 out.fillSeconds = (Date.now() - started) / 1000;
 expect(full !== null, "filling a cache never ran out of memory");
 out.held = full.held;
