@@ -8,11 +8,15 @@
 //! `dealloc` gets the size back in its `Layout`.
 //!
 //! Large blocks (the engine's columns, snapshot bytes) are whole 4 KB units,
-//! first fit from a short list of free ranges that merge with their
-//! neighbours, so the blocks a doubling column leaves behind serve the next
-//! column's growth; a block grows in place into a free range after it or at
-//! the top of the heap. (Without this, the columns' old blocks were never
-//! reused and memory per entry rose by a third over dlmalloc's.)
+//! first fit from a list of free ranges that merge with their neighbours, so
+//! the blocks a doubling column leaves behind serve the next column's growth;
+//! a block grows in place into a free range after it or at the top of the
+//! heap. (Without this, the columns' old blocks were never reused and memory
+//! per entry rose by a third over dlmalloc's.) Each free range holds its own
+//! list entry, so there is no limit on how many are remembered: a fixed
+//! table of 32 leaked the ranges past it, and ten dropped 100k-entry caches
+//! awaiting their finalizers already made 38; every cache after that grew
+//! the memory, which then never stopped growing (bench (b) twice as slow).
 //!
 //! Memory the module cannot grow is a null return, never a trap. Blocks are
 //! 8-aligned; the rare request for more alignment is served from the top
@@ -31,8 +35,6 @@ pub(crate) trait Memory {
 const CLASSES: usize = 26;
 const ALIGN: usize = 8;
 const SMALL: usize = 4096;
-/// Free ranges remembered; one freed while all are in use is leaked.
-const RANGES: usize = 32;
 
 pub(crate) struct Heap<M> {
     mem: M,
@@ -42,10 +44,10 @@ pub(crate) struct Heap<M> {
     /// Heads of the small free lists (0: empty); a free block's first word
     /// links the next.
     free: [usize; CLASSES],
-    /// Free large ranges `[start, end)` (in no order), disjoint, never
+    /// The first free large range (0: none). A range `[a, b)` starts with
+    /// `[b, next range's start]`; the ranges are in no order, disjoint, never
     /// touching each other or the top (those merge).
-    ranges: [(usize, usize); RANGES],
-    nranges: usize,
+    ranges: usize,
 }
 
 /// The block a request gets: its small class index (`None`: large) and its
@@ -66,9 +68,28 @@ fn class(size: usize) -> Option<(Option<usize>, usize)> {
     }
 }
 
+/// The free range `*link` now starts at `from`: unlinked if less is left
+/// than its entry needs (only in native tests, where a word is 8 bytes: on
+/// wasm32 every size is a multiple of the entry's 8 bytes).
+///
+/// # Safety
+/// `*link` is a free range's start (see `Heap::find`), and `from` is in it,
+/// 8-aligned, at most its end.
+unsafe fn take(link: *mut usize, from: usize) {
+    unsafe {
+        let [end, next] = *(*link as *const [usize; 2]);
+        *link = if end - from >= size_of::<[usize; 2]>() {
+            *(from as *mut [usize; 2]) = [end, next];
+            from
+        } else {
+            next
+        };
+    }
+}
+
 impl<M: Memory> Heap<M> {
     pub(crate) const fn new(mem: M) -> Self {
-        Heap { mem, top: 0, end: 0, free: [0; CLASSES], ranges: [(0, 0); RANGES], nranges: 0 }
+        Heap { mem, top: 0, end: 0, free: [0; CLASSES], ranges: 0 }
     }
 
     /// Moves the end of memory up to `to` if needed.
@@ -143,50 +164,57 @@ impl<M: Memory> Heap<M> {
         }
     }
 
-    /// The first free range that holds `bytes`, shortened by them; null if none.
-    fn first_fit(&mut self, bytes: usize) -> *mut u8 {
-        for k in 0..self.nranges {
-            let (a, b) = self.ranges[k];
-            if b - a >= bytes {
-                self.take(k, a + bytes);
-                return a as *mut u8;
+    /// The link (`self.ranges` or a range's next word) to the first free
+    /// range `[a, b)` for which `fits(a, b)`; it holds 0 if none does.
+    fn find(&mut self, fits: impl Fn(usize, usize) -> bool) -> *mut usize {
+        let mut link: *mut usize = &mut self.ranges;
+        // SAFETY: a nonzero link is a free range's start, whose first two
+        // words are its entry (`release` wrote them; no block uses them).
+        unsafe {
+            while *link != 0 && !fits(*link, *(*link as *const usize)) {
+                link = (*link as *mut usize).add(1);
             }
         }
-        core::ptr::null_mut()
+        link
     }
 
-    /// Range `k` now starts at `from` (gone if that is its end).
-    fn take(&mut self, k: usize, from: usize) {
-        if from < self.ranges[k].1 {
-            self.ranges[k].0 = from;
-        } else {
-            self.nranges -= 1;
-            self.ranges[k] = self.ranges[self.nranges];
+    /// The first free range that holds `bytes`, shortened by them; null if none.
+    fn first_fit(&mut self, bytes: usize) -> *mut u8 {
+        let link = self.find(|a, b| b - a >= bytes);
+        // SAFETY: `find`'s link.
+        let a = unsafe { *link };
+        if a != 0 {
+            // SAFETY: as above.
+            unsafe { take(link, a + bytes) };
         }
+        a as *mut u8
     }
 
     /// Returns `[a, b)` to the large free space, merged with the ranges it
     /// touches, or with the top.
     fn release(&mut self, mut a: usize, mut b: usize) {
-        let mut k = 0;
-        while k < self.nranges {
-            let (x, y) = self.ranges[k];
-            if y == a || x == b {
-                (a, b) = (a.min(x), b.max(y));
-                self.take(k, y);
-                // At most one range on each side: rescan once more.
-                k = 0;
+        let mut link: *mut usize = &mut self.ranges;
+        // SAFETY: as in `find`; a range merged here is unlinked first, and
+        // its words are rewritten only as the merged range's entry.
+        unsafe {
+            while *link != 0 {
+                let x = *link;
+                let [y, next] = *(x as *const [usize; 2]);
+                // Ranges never touch, so one pass finds both neighbours.
+                if y == a || x == b {
+                    (a, b) = (a.min(x), b.max(y));
+                    *link = next;
+                } else {
+                    link = (x as *mut usize).add(1);
+                }
+            }
+            if b == self.top {
+                self.top = a;
             } else {
-                k += 1;
+                *(a as *mut [usize; 2]) = [b, self.ranges];
+                self.ranges = a;
             }
         }
-        if b == self.top {
-            self.top = a;
-        } else if self.nranges < RANGES {
-            self.ranges[self.nranges] = (a, b);
-            self.nranges += 1;
-        }
-        // Else the range is forgotten: leaked, never handed out twice.
     }
 
     /// # Safety
@@ -224,13 +252,15 @@ impl<M: Memory> Heap<M> {
             self.top = p + new;
             return true;
         }
-        for k in 0..self.nranges {
-            if self.ranges[k].0 == end && self.ranges[k].1 >= p + new {
-                self.take(k, p + new);
-                return true;
+        let link = self.find(|a, b| a == end && b >= p + new);
+        // SAFETY: `find`'s link.
+        unsafe {
+            if *link == 0 {
+                return false;
             }
+            take(link, p + new);
         }
-        false
+        true
     }
 
     /// # Safety
@@ -353,6 +383,20 @@ mod tests {
         }
     }
 
+    impl<M: Memory> Heap<M> {
+        /// The free large ranges `[a, b)`, in list order.
+        fn free_ranges(&self) -> Vec<(usize, usize)> {
+            let mut r = vec![];
+            let mut a = self.ranges;
+            while a != 0 {
+                let [b, next] = unsafe { *(a as *const [usize; 2]) };
+                r.push((a, b));
+                a = next;
+            }
+            r
+        }
+    }
+
     fn heap(limit: usize) -> Heap<Arena> {
         Heap::new(Arena { buf: vec![0; limit / 8], used: 0, limit })
     }
@@ -431,7 +475,7 @@ mod tests {
                 assert_eq!(unsafe { *p }, tag, "no other block wrote over this one");
                 assert_eq!(unsafe { *p.add(s - 1) }, tag);
             }
-            let mut r = h.ranges[..h.nranges].to_vec();
+            let mut r = h.free_ranges();
             r.sort();
             assert!(r.windows(2).all(|w| w[0].1 < w[1].0), "ranges disjoint, merged");
             assert!(r.iter().all(|&(a, b)| a < b && b < h.top), "no range touches the top");
@@ -471,6 +515,26 @@ mod tests {
         assert!(h.top - base < live * 3 / 2, "heap {} for {} live", h.top - base, live);
     }
 
+    /// However many disjoint ranges are free, each is remembered and
+    /// handed out again: dropped caches awaiting their finalizers left more
+    /// than a fixed table held, and every cache after them grew the memory.
+    #[test]
+    fn every_freed_range_is_reused() {
+        let mut h = heap(64 << 20);
+        let blocks: Vec<_> = (0..1000).map(|_| (h.alloc(8192, 8), h.alloc(4097, 8))).collect();
+        for &(p, _) in &blocks {
+            unsafe { h.dealloc(p, 8192, 8) };
+        }
+        assert_eq!(h.free_ranges().len(), 1000, "kept apart by the live blocks between them");
+        let top = h.top;
+        let mut again: Vec<_> = (0..1000).map(|_| h.alloc(8000, 8) as usize).collect();
+        let mut freed: Vec<_> = blocks.iter().map(|&(p, _)| p as usize).collect();
+        again.sort();
+        freed.sort();
+        assert_eq!((again, h.top), (freed, top), "each freed range back, the top unmoved");
+        assert!(h.free_ranges().is_empty());
+    }
+
     #[test]
     fn large_blocks_grow_in_place_and_merge_back() {
         let mut h = heap(4 << 20);
@@ -482,15 +546,15 @@ mod tests {
         // Freed `a` (12 KB) then a request that fits: first fit reuses it.
         unsafe { h.dealloc(a, 10_000, 8) };
         assert_eq!(h.alloc(9000, 8), a);
-        assert_eq!(h.nranges, 0);
+        assert_eq!(h.free_ranges().len(), 0);
         // Shrinking frees the tail.
         assert_eq!(unsafe { h.realloc(a, 9000, 8, 4097) }, a);
-        assert_eq!(h.ranges[..h.nranges], [(a as usize + 8192, a as usize + 12_288)]);
+        assert_eq!(h.free_ranges(), [(a as usize + 8192, a as usize + 12_288)]);
         unsafe { h.dealloc(a, 4097, 8) };
-        assert_eq!(h.ranges[..h.nranges], [(a as usize, a as usize + 12_288)], "the pieces merged back");
+        assert_eq!(h.free_ranges(), [(a as usize, a as usize + 12_288)], "the pieces merged back");
         // Freeing the top block gives everything back to the top.
         unsafe { h.dealloc(b, 50_000, 8) };
-        assert_eq!((h.nranges, h.top), (0, a as usize));
+        assert_eq!((h.free_ranges().len(), h.top), (0, a as usize));
     }
 
     #[test]
