@@ -198,17 +198,9 @@ impl Policy {
         Ok(out)
     }
 
-    /// Every queued key, in no particular order.
-    pub fn slots(&self) -> Vec<u32> {
-        let mut out = Vec::with_capacity(self.len() as usize);
-        for list in [&self.small, &self.main] {
-            let mut s = list.head;
-            while s != crate::list::NIL {
-                out.push(s);
-                s = self.links.next(s);
-            }
-        }
-        out
+    /// The first queued key: the small queue's head, else the main queue's.
+    pub fn first(&self) -> Option<u32> {
+        [self.small.head, self.main.head].into_iter().find(|&s| s != crate::list::NIL)
     }
 
     #[cfg(test)]

@@ -123,7 +123,9 @@ impl Engine {
     pub fn clear(&mut self) {
         // Queue order, each hash's fields just before it. (No sort: the
         // order of "cleared" removals is unspecified, and a sort costs wasm.)
-        for k in self.policy.slots() {
+        // Taken one at a time: a list of them would be an allocation the
+        // binding's `try_room` does not make, a trap when memory is full.
+        while let Some(k) = self.policy.first() {
             if self.kind[k as usize] == Kind::Hash {
                 let hid = self.family[k as usize] as usize;
                 while let Some(f) = self.policy.links_mut().pop_front(&mut self.hashes[hid]) {
