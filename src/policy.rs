@@ -85,10 +85,8 @@ impl Policy {
             QUEUE_MAIN => self.links.unlink(&mut self.main, s),
             _ => return,
         }
-        // `freq` is left as it is: `insert` (and the host, for a slot it
-        // reserves) sets it before anything reads it, and the write would
-        // cost a sweep a cache miss per removed entry.
         self.queue[i] = QUEUE_NONE;
+        self.freq[i] = 0;
     }
 
     /// The links, for lists of slots that are never queued (hash fields).

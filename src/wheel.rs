@@ -41,10 +41,6 @@ pub(crate) struct Wheel {
     /// `level * 64 + index` of the bucket holding each slot, or `NONE`.
     home: Vec<u16>,
     len: usize,
-    /// Nothing is due at the cursor: the last `pop` found nothing, and
-    /// nothing was scheduled at the cursor since. A pop at that limit (every
-    /// write at capacity sweeps twice) then costs no scan of the levels.
-    quiet: bool,
 }
 
 fn group(t: u64, level: usize) -> usize {
@@ -72,7 +68,6 @@ impl Default for Wheel {
             links: Links::default(),
             home: Vec::new(),
             len: 0,
-            quiet: false,
         }
     }
 }
@@ -114,8 +109,6 @@ impl Wheel {
         debug_assert!(!self.is_scheduled(s));
         let t = t.max(self.cur);
         let diff = t ^ self.cur;
-        // Only the cursor's own tick lands in a bucket due at the cursor.
-        self.quiet &= diff != 0;
         let level = if diff == 0 { 0 } else { (63 - diff.leading_zeros() as usize) / BITS as usize };
         let g = group(t, level);
         let b = level * SLOTS + g;
@@ -205,10 +198,9 @@ impl Wheel {
     /// or `None` when nothing is due (the cursor then rests on `limit`).
     pub fn pop(&mut self, limit: u64) -> Option<Pop> {
         loop {
-            if self.cur > limit || (self.quiet && self.cur == limit) {
+            if self.cur > limit {
                 return None;
             }
-            self.quiet = false;
             // A coarse bucket whose span the cursor has entered is split first,
             // so that finer buckets hold everything due at the cursor.
             for level in (1..LEVELS).rev() {
@@ -229,7 +221,6 @@ impl Wheel {
                     // deadline a fraction of a tick ahead) is due at the next
                     // pop at the same limit, so a purge is exact.
                     self.cur = limit.max(self.cur);
-                    self.quiet = true;
                     return None;
                 }
             }
@@ -240,7 +231,6 @@ impl Wheel {
     pub fn reset_cursor(&mut self, cur: u64) {
         debug_assert_eq!(self.len, 0);
         self.cur = cur;
-        self.quiet = false;
     }
 
     pub fn memory(&self) -> usize {

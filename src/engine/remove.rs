@@ -52,15 +52,9 @@ impl Engine {
         debug_assert!(!matches!(self.kind[i], Kind::Free), "slot {s} released twice");
         self.wheel.cancel(s);
         self.times[i] = Times::EMPTY;
-        // A plain entry's family is NIL already, and `remove` zeroes its
-        // weight: no write here, so no cache miss, on the sweep's and the
-        // eviction's common case (a tick at 1M entries frees 1000 slots
-        // scattered over the columns).
-        if self.kind[i] != Kind::Plain {
-            self.weight[i] = 0;
-            self.family[i] = NIL;
-        }
         self.kind[i] = Kind::Free;
+        self.weight[i] = 0;
+        self.family[i] = NIL;
         if self.grace_on {
             self.grace_ms[i] = self.grace;
         }
@@ -76,11 +70,7 @@ impl Engine {
             Kind::Plain => {
                 self.policy.remove(s);
                 let reason = self.log(s, reason, Kind::Plain, NIL);
-                // With no bytes held every weight is 0: the column is not read.
-                if self.bytes != 0 {
-                    self.bytes -= u64::from(self.weight[i]);
-                    self.weight[i] = 0;
-                }
+                self.bytes -= u64::from(self.weight[i]);
                 self.entries -= 1;
                 self.keys -= 1;
                 self.release(s);
@@ -143,7 +133,6 @@ impl Engine {
                 self.log(k, Reason::Cleared, Kind::Hash, NIL);
             } else {
                 self.log(k, Reason::Cleared, Kind::Plain, NIL);
-                self.weight[k as usize] = 0;
             }
             self.policy.remove(k);
             self.release(k);

@@ -55,17 +55,12 @@ impl Engine {
         debug_assert!(!self.over(u64::from(kind == Kind::Plain), u64::from(weight)), "no room after make_room");
         let s = self.alloc(kind);
         let i = s as usize;
-        // A free slot has weight 0 and family NIL (see `release`): a plain
-        // entry of no weight writes neither column, no cache miss on the slot
-        // an eviction just freed.
-        debug_assert!(self.weight[i] == 0 && self.family[i] == NIL, "slot {s} freed with state");
-        if weight != 0 {
-            self.weight[i] = weight;
-        }
+        self.weight[i] = weight;
         if kind == Kind::Hash {
             let hid = self.new_hash_list();
             self.family[i] = hid;
         } else {
+            self.family[i] = NIL;
             self.entries += 1;
             self.counters.inserted += 1;
         }
