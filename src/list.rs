@@ -54,6 +54,12 @@ impl Links {
         self.next[s as usize]
     }
 
+    /// Sets the `next` link of a slot in no list of these links (its owner
+    /// threads a list of its own through it).
+    pub fn set_next(&mut self, s: u32, v: u32) {
+        self.next[s as usize] = v;
+    }
+
     #[cfg(any(debug_assertions, feature = "invariants"))]
     pub fn prev(&self, s: u32) -> u32 {
         self.prev[s as usize]

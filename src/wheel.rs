@@ -189,9 +189,18 @@ impl Wheel {
         (coarse, fine)
     }
 
-    /// The slot after `s` in its bucket, or `NIL`.
+    /// The slot after `s` in its bucket, or `NIL`; for a slot in no bucket,
+    /// what [`set_next_spare`](Self::set_next_spare) put there.
     pub fn next_linked(&self, s: u32) -> u32 {
         self.links.next(s)
+    }
+
+    /// Links unscheduled slot `s` to `next` in a list its owner keeps (the
+    /// engine's free list): a slot in no bucket does not use its link, so
+    /// that list costs no column of its own.
+    pub fn set_next_spare(&mut self, s: u32, next: u32) {
+        debug_assert!(!self.is_scheduled(s));
+        self.links.set_next(s, next);
     }
 
     /// Hands out the next slot whose bucket is due at or before tick `limit`,

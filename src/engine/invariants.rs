@@ -18,11 +18,17 @@ impl Engine {
             return Err("column lengths disagree".into());
         }
         let mut free = alloc::vec![false; n];
-        for &s in &self.free {
+        let (mut s, mut free_len) = (self.free, 0u32);
+        while s != NIL {
             let i = s as usize;
             if s >= self.high || self.kind[i] != Kind::Free || core::mem::replace(&mut free[i], true) {
                 return Err(format!("free list holds slot {s} ({:?})", self.kind.get(i)));
             }
+            free_len += 1;
+            s = self.wheel.next_linked(s);
+        }
+        if free_len != self.free_len {
+            return Err(format!("free list holds {free_len} slots, counted {}", self.free_len));
         }
         if self.grace_on {
             if self.grace_ms.len() != n || self.hash_graced.len() < self.hashes.len() {

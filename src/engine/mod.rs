@@ -97,9 +97,13 @@ pub(crate) struct Engine {
     hash_free: Vec<u32>,
     wheel: Wheel,
     pub policy: Policy,
-    /// Slots freed since they were first handed out; slots at `high` and
-    /// above have never been used, so they need no entry here.
-    free: Vec<u32>,
+    /// The first of the slots freed since they were first handed out (`NIL`:
+    /// none), each linking the next through the wheel's `next` column, which
+    /// a free slot does not use (a `Vec` of them cost 4 bytes a slot). Slots
+    /// at `high` and above have never been used, so they are not in it.
+    free: u32,
+    /// Slots in the free list.
+    free_len: u32,
     high: u32,
     /// Plain entries + hash fields.
     entries: u64,
@@ -148,7 +152,8 @@ impl Engine {
             hash_free: Vec::new(),
             wheel: Wheel::default(),
             policy: Policy::default(),
-            free: Vec::new(),
+            free: NIL,
+            free_len: 0,
             high: 0,
             entries: 0,
             keys: 0,
@@ -215,7 +220,6 @@ impl Engine {
             + self.hashes.capacity() * core::mem::size_of::<List>()
             + self.wheel.memory()
             + self.policy.memory()
-            + self.free.capacity() * 4
             + self.log.capacity() * 4
             + self.grace_ms.capacity() * 8
             + self.hash_graced.capacity() * 4

@@ -58,7 +58,9 @@ impl Engine {
         if self.grace_on {
             self.grace_ms[i] = self.grace;
         }
-        self.free.push(s);
+        self.wheel.set_next_spare(s, self.free);
+        self.free = s;
+        self.free_len += 1;
     }
 
     /// Removes a slot and everything it owns, logging each record. Returns

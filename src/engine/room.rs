@@ -94,15 +94,20 @@ impl Engine {
     }
 
     pub(super) fn alloc(&mut self, kind: Kind) -> u32 {
-        let s = match self.free.pop() {
-            Some(s) => s,
-            None => {
+        let s = match self.free {
+            NIL => {
                 if self.high as usize == self.times.len() {
                     self.grow((self.times.len() * 2).max(64));
                 }
                 // Low slots first, so the host's slot-indexed arrays stay dense.
                 self.high += 1;
                 self.high - 1
+            }
+            s => {
+                self.free = self.wheel.next_linked(s);
+                self.free_len -= 1;
+                self.wheel.set_next_spare(s, NIL);
+                s
             }
         };
         debug_assert_eq!(self.kind[s as usize], Kind::Free, "slot {} handed out twice", s);
@@ -137,7 +142,7 @@ impl Engine {
 
     /// Makes room, fallibly, for a call that takes up to `slots` new slots and
     /// removes up to `removals`: afterwards it allocates nothing (the columns,
-    /// the free list, the hash lists and the removal log all have capacity).
+    /// the hash lists and the removal log all have capacity).
     /// In wasm a failed allocation aborts the instance, so the binding calls
     /// this before every mutating call; on `Err` nothing has changed.
     ///
@@ -169,8 +174,6 @@ impl Engine {
         }
         // Each slot is freed at most once per call, and a hash's list at most
         // once; capacity is kept, so this allocates only as the cache grows.
-        let cap = self.times.len();
-        self.free.try_reserve(cap - self.free.len())?;
         self.hashes.try_reserve(slots)?;
         self.hash_free.try_reserve(self.hashes.len() + slots - self.hash_free.len())?;
         if slots > 0 {
@@ -183,6 +186,6 @@ impl Engine {
     /// Slots in use (live, dead unswept, or reserved for the host).
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
     pub fn used(&self) -> usize {
-        self.high as usize - self.free.len()
+        (self.high - self.free_len) as usize
     }
 }
