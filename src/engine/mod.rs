@@ -87,11 +87,14 @@ pub(crate) struct Engine {
     origin: f64,
     pub times: Vec<Times>,
     kind: Vec<Kind>,
+    /// Each slot's weight; empty (every weight 0) until a slot weighs
+    /// something, so a cache without `sizeOf` pays nothing per entry.
     weight: Vec<u32>,
     /// One word per slot whose meaning depends on the slot's kind (one
     /// column, not three, keeps memory per entry down): a field's hash slot
     /// (`parent`, and its removal record's `LOG_PARENT`), a hash's index into
-    /// `hashes` and `hash_graced`, `NIL` for a plain entry.
+    /// `hashes` and `hash_graced`, `NIL` for a plain entry. Empty (all `NIL`)
+    /// until the first hash, so a cache of plain entries pays nothing for it.
     family: Vec<u32>,
     hashes: Vec<List>,
     hash_free: Vec<u32>,
@@ -320,7 +323,64 @@ impl Engine {
     }
 
     pub fn parent(&self, s: u32) -> u32 {
-        self.family[s as usize]
+        if self.family.is_empty() {
+            NIL
+        } else {
+            self.family[s as usize]
+        }
+    }
+
+    /// Slot `i`'s weight.
+    pub(crate) fn wt(&self, i: usize) -> u32 {
+        if self.weight.is_empty() {
+            0
+        } else {
+            self.weight[i]
+        }
+    }
+
+    /// Sets slot `i`'s weight; the first nonzero one turns the column on.
+    pub(crate) fn set_wt(&mut self, i: usize, w: u32) {
+        if w != 0 && self.weight.is_empty() {
+            self.weight.resize(self.times.len(), 0);
+        }
+        if !self.weight.is_empty() {
+            self.weight[i] = w;
+        }
+    }
+
+    /// Marks slot `i` a plain entry's (no hash family).
+    pub(crate) fn set_plain(&mut self, i: usize) {
+        if !self.family.is_empty() {
+            self.family[i] = NIL;
+        }
+    }
+
+    /// Sets slot `i`'s family word (a hash's list or a field's hash); the
+    /// first hash turns the column on.
+    pub(crate) fn set_family(&mut self, i: usize, v: u32) {
+        if self.family.is_empty() {
+            self.family.resize(self.times.len(), NIL);
+        }
+        self.family[i] = v;
+    }
+
+    /// Turns on, fallibly, the columns a write may need that a cache without
+    /// weights (`weighed`) or hashes (`hashed`) does without. In wasm a
+    /// failed allocation inside a call aborts, so the binding calls this
+    /// (after `try_room`) before such a write; on `Err` nothing has changed.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    pub fn try_columns(&mut self, weighed: bool, hashed: bool) -> core::result::Result<(), TryReserveError> {
+        let n = self.times.len();
+        if weighed && self.weight.is_empty() {
+            self.weight.try_reserve_exact(n)?;
+            self.weight.resize(n, 0);
+        }
+        if hashed && self.family.is_empty() {
+            self.family.try_reserve_exact(n)?;
+            self.family.resize(n, NIL);
+        }
+        Ok(())
     }
 
     /// Slot `s`'s own deadline is after `now`: all of liveness for a plain
@@ -391,7 +451,7 @@ impl Engine {
 
     /// A slot's recorded weight (snapshots).
     pub fn weight(&self, s: u32) -> u32 {
-        self.weight[s as usize]
+        self.wt(s as usize)
     }
 
     /// Slots in use, in slot order (snapshots).
@@ -419,19 +479,20 @@ impl Engine {
         });
         let s = self.alloc(kind);
         let i = s as usize;
-        self.weight[i] = weight;
-        self.family[i] = NIL;
+        self.set_wt(i, weight);
+        self.set_plain(i);
         match kind {
             Kind::Field => {
                 self.family[i] = parent;
                 let hid = self.family[parent as usize] as usize;
                 self.policy.links_mut().push_front(&mut self.hashes[hid], s);
-                self.weight[parent as usize] += weight;
+                let p = parent as usize;
+                self.set_wt(p, self.wt(p) + weight);
                 self.entries += 1;
             }
             Kind::Hash => {
                 let hid = self.new_hash_list();
-                self.family[i] = hid;
+                self.set_family(i, hid);
                 self.keys += 1;
                 self.policy.insert(s, true);
             }

@@ -53,8 +53,8 @@ impl Engine {
         self.wheel.cancel(s);
         self.times[i] = Times::EMPTY;
         self.kind[i] = Kind::Free;
-        self.weight[i] = 0;
-        self.family[i] = NIL;
+        self.set_wt(i, 0);
+        self.set_plain(i);
         if self.grace_on {
             self.grace_ms[i] = self.grace;
         }
@@ -72,7 +72,7 @@ impl Engine {
             Kind::Plain => {
                 self.policy.remove(s);
                 let reason = self.log(s, reason, Kind::Plain, NIL);
-                self.bytes -= u64::from(self.weight[i]);
+                self.bytes -= u64::from(self.wt(i));
                 self.entries -= 1;
                 self.keys -= 1;
                 self.release(s);
@@ -94,8 +94,8 @@ impl Engine {
                 let h = self.family[i];
                 let hid = self.family[h as usize] as usize;
                 self.policy.links_mut().unlink(&mut self.hashes[hid], s);
-                let w = self.weight[i];
-                self.weight[h as usize] -= w;
+                let w = self.wt(i);
+                self.set_wt(h as usize, self.wt(h as usize) - w);
                 self.bytes -= u64::from(w);
                 self.entries -= 1;
                 let field_reason = self.log(s, reason, Kind::Field, h);

@@ -50,14 +50,14 @@ impl Engine {
                 while f != NIL {
                     if Some(f) != replacing && self.times[f as usize].deadline() > self.now() {
                         e += 1;
-                        b += u64::from(self.weight[f as usize]);
+                        b += u64::from(self.wt(f as usize));
                     }
                     f = self.policy.links().next(f);
                 }
             } else {
-                let old = replacing.map_or(0, |s| u64::from(self.weight[s as usize]));
+                let old = replacing.map_or(0, |s| u64::from(self.wt(s as usize)));
                 e += u64::from(self.field_count(h));
-                b += u64::from(self.weight[h as usize]) - old;
+                b += u64::from(self.wt(h as usize)) - old;
             }
         }
         (e, b)
@@ -134,8 +134,13 @@ impl Engine {
             self.grace_ms.resize(cap, self.grace);
         }
         self.kind.resize(cap, Kind::Free);
-        self.weight.resize(cap, 0);
-        self.family.resize(cap, NIL);
+        // The lazy columns, once on, keep the slots' length.
+        if !self.weight.is_empty() {
+            self.weight.resize(cap, 0);
+        }
+        if !self.family.is_empty() {
+            self.family.resize(cap, NIL);
+        }
         self.wheel.grow(cap);
         self.policy.grow(cap);
     }
@@ -164,11 +169,24 @@ impl Engine {
             let bound = usize::try_from(self.max_entries.saturating_add(512)).unwrap_or(usize::MAX);
             let double = if len < bound { (len * 2).min(bound) } else { len * 2 };
             let extra = need.max(double).max(step) - len;
+            // The wasm heap never gives memory back, so what counts is its
+            // peak: the log (12 bytes a slot, empty between calls) gives its
+            // block back first and the columns go widest first, so that each
+            // new block can take the space the blocks before it left (a
+            // replay of a 1M fill in `heap.rs`: 74 -> 62 MB).
+            if self.log.is_empty() {
+                self.log = Vec::new();
+            }
             self.times.try_reserve_exact(extra)?;
-            self.kind.try_reserve_exact(extra)?;
-            self.weight.try_reserve_exact(extra)?;
-            self.family.try_reserve_exact(extra)?;
+            // (Nothing for a lazy column still off: reserving would allocate it.)
+            if !self.weight.is_empty() {
+                self.weight.try_reserve_exact(extra)?;
+            }
+            if !self.family.is_empty() {
+                self.family.try_reserve_exact(extra)?;
+            }
             self.wheel.try_reserve(extra)?;
+            self.kind.try_reserve_exact(extra)?;
             self.policy.try_reserve(extra)?;
             self.grow(len + extra);
         }

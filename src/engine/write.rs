@@ -55,12 +55,12 @@ impl Engine {
         debug_assert!(!self.over(u64::from(kind == Kind::Plain), u64::from(weight)), "no room after make_room");
         let s = self.alloc(kind);
         let i = s as usize;
-        self.weight[i] = weight;
+        self.set_wt(i, weight);
         if kind == Kind::Hash {
             let hid = self.new_hash_list();
-            self.family[i] = hid;
+            self.set_family(i, hid);
         } else {
-            self.family[i] = NIL;
+            self.set_plain(i);
             self.entries += 1;
             self.counters.inserted += 1;
         }
@@ -90,8 +90,8 @@ impl Engine {
         let i = s as usize;
         debug_assert_eq!(self.kind[i], Kind::Reserved);
         self.kind[i] = Kind::Plain;
-        self.weight[i] = 0;
-        self.family[i] = NIL;
+        self.set_wt(i, 0);
+        self.set_plain(i);
         self.entries += 1;
         self.keys += 1;
         self.counters.inserted += 1;
@@ -108,13 +108,13 @@ impl Engine {
         debug_assert_eq!(self.kind[h as usize], Kind::Hash, "the hash survived make_room");
         let s = self.alloc(Kind::Field);
         let i = s as usize;
-        self.weight[i] = weight;
+        self.set_wt(i, weight);
         self.family[i] = h;
         let hid = self.family[h as usize] as usize;
         // A field is never in an eviction queue, so its queue links are free
         // to chain it to its siblings.
         self.policy.links_mut().push_front(&mut self.hashes[hid], s);
-        self.weight[h as usize] += weight;
+        self.set_wt(h as usize, self.wt(h as usize) + weight);
         self.entries += 1;
         self.bytes += u64::from(weight);
         self.counters.inserted += 1;
@@ -129,18 +129,19 @@ impl Engine {
         // Natively, with no bytes held every weight is 0: skip the column's
         // load (a cache miss). Not in wasm, where it cost download bytes.
         #[cfg(not(target_arch = "wasm32"))]
-        let old = if self.bytes == 0 { 0 } else { self.weight[i] };
+        let old = if self.bytes == 0 { 0 } else { self.wt(i) };
         #[cfg(target_arch = "wasm32")]
-        let old = self.weight[i];
+        let old = self.wt(i);
         let owner = if self.kind[i] == Kind::Field { self.family[i] } else { s };
         if weight > old {
             self.make_room(0, u64::from(weight - old), Some(owner));
             debug_assert!(!self.over(0, u64::from(weight - old)), "check_fits passed, yet no room to grow");
         }
         debug_assert!(!matches!(self.kind[i], Kind::Free | Kind::Reserved), "overwrite of a dead slot");
-        self.weight[i] = weight;
+        self.set_wt(i, weight);
         if owner != s {
-            self.weight[owner as usize] = self.weight[owner as usize] - old + weight;
+            let o = owner as usize;
+            self.set_wt(o, self.wt(o) - old + weight);
         }
         self.bytes = self.bytes - u64::from(old) + u64::from(weight);
         self.counters.updated += 1;
@@ -170,12 +171,12 @@ impl Engine {
             return Ok(None);
         }
         // `overwrite` with the slot its own owner.
-        let old = if self.bytes == 0 { 0 } else { self.weight[i] };
+        let old = if self.bytes == 0 { 0 } else { self.wt(i) };
         if weight > old {
             self.make_room(0, u64::from(weight - old), Some(s));
             debug_assert!(!self.over(0, u64::from(weight - old)), "check_fits passed, yet no room to grow");
         }
-        self.weight[i] = weight;
+        self.set_wt(i, weight);
         self.bytes = self.bytes - u64::from(old) + u64::from(weight);
         self.counters.updated += 1;
         if !w.keep_ttl {
