@@ -171,6 +171,10 @@ impl Engine {
         if self.wheel.len() != scheduled {
             return Err(format!("wheel length {} but {scheduled} slots scheduled", self.wheel.len()));
         }
+        let linked = self.wheel.check(n)?;
+        if let Some(s) = (0..n).find(|&s| linked[s] != self.wheel.is_scheduled(s as u32)) {
+            return Err(format!("slot {s}: scheduled {}, linked {}", self.wheel.is_scheduled(s as u32), linked[s]));
+        }
         let mut queued = self.policy.check()?;
         queued.sort_unstable();
         let mut keyed: Vec<u32> =

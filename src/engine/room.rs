@@ -99,6 +99,10 @@ impl Engine {
                 if self.high as usize == self.times.len() {
                     self.grow((self.times.len() * 2).max(64));
                 }
+                // The wheel marks its lists' ends with the numbers from
+                // `END` up (wasm memory cannot hold that many slots).
+                #[cfg(not(target_arch = "wasm32"))]
+                assert!(self.high < crate::wheel::END, "more slots than the wheel can number");
                 // Low slots first, so the host's slot-indexed arrays stay dense.
                 self.high += 1;
                 self.high - 1
