@@ -166,18 +166,6 @@ impl RawEngine {
         Ok(())
     }
 
-    /// `room` for a write of weight `w` (`hashed`: into a hash), with the
-    /// lazy columns it needs turned on.
-    #[inline(never)]
-    fn room_write(&mut self, slots: usize, w: u32, hashed: bool) -> Result<(), Error> {
-        self.room(slots, "value")?;
-        if self.e.try_columns(w != 0, hashed).is_err() {
-            self.publish();
-            return Err(oom("value"));
-        }
-        Ok(())
-    }
-
     /// `call`, after `room`.
     fn call_room<T>(
         &mut self,
@@ -385,7 +373,7 @@ impl RawEngine {
                 return Err(Self::stale());
             }
             let opts = write_opts(flags, ttl, idle, at);
-            self.room_write(1, w, false)?;
+            self.room(1, "value")?;
             self.run(RECLAIM, |e| e.write(Self::slot(s), &opts, w, flags & WRITE_TO_MAIN != 0))
         });
         self.settle(r)
@@ -405,7 +393,7 @@ impl RawEngine {
                 return Err(Self::stale());
             }
             let opts = write_opts(flags, ttl, idle, at);
-            self.room_write(2, w, true)?;
+            self.room(2, "value")?;
             self.run(RECLAIM, |e| {
                 let r = e.hwrite(Self::slot(h), Self::slot(f), &opts, w, flags & WRITE_TO_MAIN != 0);
                 // The field's hash, read before the reclaim changes anything.

@@ -60,7 +60,7 @@ impl Engine {
                     if s < self.high && !free[i] {
                         return Err(format!("free slot {s} is not in the free list"));
                     }
-                    if in_wheel || self.wt(i) != 0 || self.times[i] != Times::EMPTY {
+                    if in_wheel || self.wt(i) != 0 || self.parent(s) != NIL || self.times[i] != Times::EMPTY {
                         return Err(format!(
                             "free slot {s} keeps state: wheel {in_wheel}, weight {}, {:?}",
                             self.wt(i),
@@ -70,8 +70,9 @@ impl Engine {
                     continue;
                 }
                 Kind::Reserved => {
-                    if in_wheel {
-                        return Err(format!("reserved slot {s} is in the wheel"));
+                    // Blank, as `commit_reserved` takes it to be.
+                    if in_wheel || self.wt(i) != 0 || self.parent(s) != NIL {
+                        return Err(format!("reserved slot {s} is in the wheel or keeps state"));
                     }
                     continue;
                 }

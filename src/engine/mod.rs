@@ -349,13 +349,6 @@ impl Engine {
         }
     }
 
-    /// Marks slot `i` a plain entry's (no hash family).
-    pub(crate) fn set_plain(&mut self, i: usize) {
-        if !self.family.is_empty() {
-            self.family[i] = NIL;
-        }
-    }
-
     /// Sets slot `i`'s family word (a hash's list or a field's hash); the
     /// first hash turns the column on.
     pub(crate) fn set_family(&mut self, i: usize, v: u32) {
@@ -365,11 +358,19 @@ impl Engine {
         self.family[i] = v;
     }
 
+    /// [`try_columns`](Self::try_columns) for a write of `weight` (`hashed`:
+    /// to a hash), as the write's error: the last check before it changes
+    /// anything.
+    pub(crate) fn columns_for(&mut self, weight: u32, hashed: bool) -> Result<()> {
+        // No message to build in a memory that has none left: the wasm
+        // binding gives an empty one its static text.
+        self.try_columns(weight != 0, hashed).map_err(|_| Error::Range { arg: "value", msg: alloc::string::String::new() })
+    }
+
     /// Turns on, fallibly, the columns a write may need that a cache without
     /// weights (`weighed`) or hashes (`hashed`) does without. In wasm a
-    /// failed allocation inside a call aborts, so the binding calls this
-    /// (after `try_room`) before such a write; on `Err` nothing has changed.
-    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    /// failed allocation inside a call aborts, so every write that may need
+    /// them calls this before it changes anything; on `Err` nothing has.
     pub fn try_columns(&mut self, weighed: bool, hashed: bool) -> core::result::Result<(), TryReserveError> {
         let n = self.times.len();
         if weighed && self.weight.is_empty() {
@@ -479,8 +480,9 @@ impl Engine {
         });
         let s = self.alloc(kind);
         let i = s as usize;
+        // A slot handed out is blank (weight 0, family NIL): `release` and
+        // growth leave it so.
         self.set_wt(i, weight);
-        self.set_plain(i);
         match kind {
             Kind::Field => {
                 self.family[i] = parent;

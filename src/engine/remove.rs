@@ -54,7 +54,9 @@ impl Engine {
         self.times[i] = Times::EMPTY;
         self.kind[i] = Kind::Free;
         self.set_wt(i, 0);
-        self.set_plain(i);
+        if !self.family.is_empty() {
+            self.family[i] = NIL;
+        }
         if self.grace_on {
             self.grace_ms[i] = self.grace;
         }

@@ -60,7 +60,7 @@ impl Engine {
             let hid = self.new_hash_list();
             self.set_family(i, hid);
         } else {
-            self.set_plain(i);
+            // (Its family is `NIL` already: a slot handed out is blank.)
             self.entries += 1;
             self.counters.inserted += 1;
         }
@@ -89,9 +89,8 @@ impl Engine {
     pub fn commit_reserved(&mut self, s: u32, to_main: bool) {
         let i = s as usize;
         debug_assert_eq!(self.kind[i], Kind::Reserved);
+        // Weight 0 and family `NIL` already: a slot handed out is blank.
         self.kind[i] = Kind::Plain;
-        self.set_wt(i, 0);
-        self.set_plain(i);
         self.entries += 1;
         self.keys += 1;
         self.counters.inserted += 1;
@@ -208,6 +207,7 @@ impl Engine {
         let c = self.check_write(s, w)?;
         let live = s.filter(|&s| self.is_live(s));
         self.check_fits(weight, None, live)?;
+        self.columns_for(weight, false)?;
         Ok(match (s, live) {
             (Some(s), Some(_)) if !self.clocks_live(&c) => {
                 self.remove(s, Reason::Deleted);
@@ -242,6 +242,7 @@ impl Engine {
         let live_f = f.filter(|&f| live_h.is_some() && self.is_live(f));
         let c = self.check_write(live_f, w)?;
         self.check_fits(weight, live_h, live_f)?;
+        self.columns_for(weight, true)?;
         if let Some(f) = live_f {
             if self.clocks_live(&c) {
                 self.overwrite(f, (!w.keep_ttl).then_some(c), weight);
