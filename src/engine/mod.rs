@@ -364,7 +364,8 @@ impl Engine {
     pub(crate) fn columns_for(&mut self, weight: u32, hashed: bool) -> Result<()> {
         // No message to build in a memory that has none left: the wasm
         // binding gives an empty one its static text.
-        self.try_columns(weight != 0, hashed).map_err(|_| Error::Range { arg: "value", msg: alloc::string::String::new() })
+        self.try_columns(weight != 0, hashed)
+            .map_err(|_| Error::Range { arg: "value", msg: alloc::string::String::new() })
     }
 
     /// Turns on, fallibly, the columns a write may need that a cache without

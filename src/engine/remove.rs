@@ -125,9 +125,11 @@ impl Engine {
     /// fields through their hashes, never the slots once used and freed.
     /// Slots reserved by the host stay reserved.
     pub fn clear(&mut self) {
-        // Queue order, each hash's fields just before it. (No sort: the
-        // order of "cleared" removals is unspecified, and a sort costs wasm.)
-        for k in self.policy.slots() {
+        // Keys as they come off the queues, each hash's fields just before
+        // it. (No sort: the order of "cleared" removals is unspecified, and a
+        // sort costs wasm. No list of the keys either: at 1M keys its 4 MB
+        // would raise wasm memory's high-water mark, which never comes down.)
+        while let Some(k) = self.policy.pop_any() {
             if self.kind[k as usize] == Kind::Hash {
                 let hid = self.family[k as usize] as usize;
                 while let Some(f) = self.policy.links_mut().pop_front(&mut self.hashes[hid]) {
@@ -138,7 +140,6 @@ impl Engine {
             } else {
                 self.log(k, Reason::Cleared, Kind::Plain, NIL);
             }
-            self.policy.remove(k);
             self.release(k);
         }
         self.hashes.clear();

@@ -189,6 +189,8 @@ impl Engine {
             if !self.family.is_empty() {
                 self.family.try_reserve_exact(extra)?;
             }
+            // (With its buckets, at the first growth: no slot is scheduled
+            // before there is one.)
             self.wheel.try_reserve(extra)?;
             self.kind.try_reserve_exact(extra)?;
             self.policy.try_reserve(extra)?;
@@ -198,9 +200,6 @@ impl Engine {
         // once; capacity is kept, so this allocates only as the cache grows.
         self.hashes.try_reserve(slots)?;
         self.hash_free.try_reserve(self.hashes.len() + slots - self.hash_free.len())?;
-        if slots > 0 {
-            self.wheel.try_reserve(0)?;
-        }
         self.log.try_reserve(3 * removals)?;
         Ok(())
     }
