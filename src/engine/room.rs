@@ -165,42 +165,49 @@ impl Engine {
     ) -> core::result::Result<(), TryReserveError> {
         let len = self.times.len();
         let need = self.high as usize + slots;
-        if need > len {
-            // Doubling, except that the step past maxEntries (plus the
-            // host's reserved and queued slots) stops there: a cache filled
-            // to its bound holds no unused columns; hashes, which take slots
-            // without being entries, grow it on by doubling.
-            let bound = usize::try_from(self.max_entries.saturating_add(512)).unwrap_or(usize::MAX);
-            let double = if len < bound { (len * 2).min(bound) } else { len * 2 };
-            let extra = need.max(double).max(step) - len;
-            // The wasm heap never gives memory back, so what counts is its
-            // peak: the log (12 bytes a slot, empty between calls) gives its
-            // block back first and the columns go widest first, so that each
-            // new block can take the space the blocks before it left (a
-            // replay of a 1M fill in `heap.rs`: 74 -> 62 MB).
-            if self.log.is_empty() {
-                self.log = Vec::new();
-            }
-            self.times.try_reserve_exact(extra)?;
-            // (Nothing for a lazy column still off: reserving would allocate it.)
-            if !self.weight.is_empty() {
-                self.weight.try_reserve_exact(extra)?;
-            }
-            if !self.family.is_empty() {
-                self.family.try_reserve_exact(extra)?;
-            }
-            // (With its buckets, at the first growth: no slot is scheduled
-            // before there is one.)
-            self.wheel.try_reserve(extra)?;
-            self.kind.try_reserve_exact(extra)?;
-            self.policy.try_reserve(extra)?;
-            self.grow(len + extra);
-        }
+        let grown = if need > len { self.try_grow(len, need, step) } else { Ok(()) };
+        // Even when growth failed, which may have taken the log's block: a
+        // call that only removes (a `delete` in a full memory) needs it.
+        self.log.try_reserve(3 * removals)?;
+        grown?;
         // Each slot is freed at most once per call, and a hash's list at most
         // once; capacity is kept, so this allocates only as the cache grows.
         self.hashes.try_reserve(slots)?;
         self.hash_free.try_reserve(self.hashes.len() + slots - self.hash_free.len())?;
-        self.log.try_reserve(3 * removals)?;
+        Ok(())
+    }
+
+    /// `try_room`'s growth of the columns from `len` slots to at least `need`.
+    fn try_grow(&mut self, len: usize, need: usize, step: usize) -> core::result::Result<(), TryReserveError> {
+        // Doubling, except that the step past maxEntries (plus the
+        // host's reserved and queued slots) stops there: a cache filled
+        // to its bound holds no unused columns; hashes, which take slots
+        // without being entries, grow it on by doubling.
+        let bound = usize::try_from(self.max_entries.saturating_add(512)).unwrap_or(usize::MAX);
+        let double = if len < bound { (len * 2).min(bound) } else { len * 2 };
+        let extra = need.max(double).max(step) - len;
+        // The wasm heap never gives memory back, so what counts is its
+        // peak: the log (12 bytes a slot, empty between calls) gives its
+        // block back first and the columns go widest first, so that each
+        // new block can take the space the blocks before it left (a
+        // replay of a 1M fill in `heap.rs`: 74 -> 62 MB).
+        if self.log.is_empty() {
+            self.log = Vec::new();
+        }
+        self.times.try_reserve_exact(extra)?;
+        // (Nothing for a lazy column still off: reserving would allocate it.)
+        if !self.weight.is_empty() {
+            self.weight.try_reserve_exact(extra)?;
+        }
+        if !self.family.is_empty() {
+            self.family.try_reserve_exact(extra)?;
+        }
+        // (With its buckets, at the first growth: no slot is scheduled
+        // before there is one.)
+        self.wheel.try_reserve(extra)?;
+        self.kind.try_reserve_exact(extra)?;
+        self.policy.try_reserve(extra)?;
+        self.grow(len + extra);
         Ok(())
     }
 
