@@ -33,7 +33,7 @@ impl Engine {
 
     fn set_clocks(&mut self, s: u32, c: WriteClocks) {
         // A slot with no deadline is in no wheel bucket (an invariant), so
-        // natively an overwrite of one skips the wheel's `home` column, a
+        // natively an overwrite of one skips the load of its wheel links, a
         // cache miss. Not in wasm, whose download size is gated: there the
         // branch cost bytes.
         #[cfg(not(target_arch = "wasm32"))]
