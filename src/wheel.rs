@@ -47,6 +47,10 @@ pub(crate) struct Wheel {
     occupied: [u64; LEVELS],
     links: Links,
     len: usize,
+    /// Nothing is due at the cursor: the last `pop` found nothing, and
+    /// nothing was scheduled at the cursor since. A pop at that limit (every
+    /// write at capacity sweeps twice) then skips the scan of the levels.
+    quiet: bool,
 }
 
 fn group(t: u64, level: usize) -> usize {
@@ -73,6 +77,7 @@ impl Default for Wheel {
             occupied: [0; LEVELS],
             links: Links::default(),
             len: 0,
+            quiet: false,
         }
     }
 }
@@ -112,6 +117,8 @@ impl Wheel {
         debug_assert!(!self.is_scheduled(s));
         let t = t.max(self.cur);
         let diff = t ^ self.cur;
+        // Only the cursor's own tick lands in a bucket due at the cursor.
+        self.quiet &= diff != 0;
         let level = if diff == 0 { 0 } else { (63 - diff.leading_zeros() as usize) / BITS as usize };
         let g = group(t, level);
         let b = level * SLOTS + g;
@@ -231,7 +238,7 @@ impl Wheel {
     /// or `None` when nothing is due (the cursor then rests on `limit`).
     pub fn pop(&mut self, limit: u64) -> Option<Pop> {
         loop {
-            if self.cur > limit {
+            if self.cur > limit || (self.quiet && self.cur == limit) {
                 return None;
             }
             // A coarse bucket whose span the cursor has entered is split first,
@@ -247,13 +254,17 @@ impl Wheel {
                 return Some(Pop::Due(self.take(0, g)));
             }
             match self.next_event() {
-                Some(n) if n <= limit => self.cur = n,
+                Some(n) if n <= limit => {
+                    self.cur = n;
+                    self.quiet = false;
+                }
                 _ => {
                     // Everything due by `limit` is out, but the cursor stays
                     // on `limit`: a slot scheduled later at that tick (a
                     // deadline a fraction of a tick ahead) is due at the next
                     // pop at the same limit, so a purge is exact.
                     self.cur = limit.max(self.cur);
+                    self.quiet = true;
                     return None;
                 }
             }
@@ -327,6 +338,24 @@ impl Wheel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_quiet_cursor_hides_nothing_that_is_due() {
+        let ticks = [150u64, 100, 150, 200];
+        let mut w = Wheel::default();
+        w.grow(ticks.len());
+        w.schedule(0, ticks[0]);
+        assert!(w.drain(100, &ticks).is_empty(), "nothing due: the cursor rests, quiet, on 100");
+        w.schedule(1, ticks[1]);
+        assert_eq!(w.drain(100, &ticks), vec![1], "scheduled on the quiet cursor's own tick");
+        w.schedule(2, ticks[2]);
+        w.schedule(3, ticks[3]);
+        let mut d = w.drain(200, &ticks);
+        d.sort();
+        // The cursor moves on from a quiet rest and reaches 200, the limit,
+        // where slot 3 waits: the rest at 100 says nothing about 200.
+        assert_eq!(d, vec![0, 2, 3]);
+    }
 
     #[test]
     fn fires_each_slot_exactly_when_its_tick_is_reached() {
