@@ -186,3 +186,32 @@ fn default_overwrites_of_live_entries_keep_every_write_rule() {
     assert!(matches!(c.insert("k", 2), Err(Error::Range { .. })));
     assert_eq!(c.get("k"), Some(&1));
 }
+
+#[test]
+fn entries_without_clocks_read_fast_and_still_follow_every_clock_change() {
+    // A plain entry with no deadline and no idle window is read without the
+    // engine's clock row; any change that gives it clocks must end that.
+    let o = Options { sweep_budget: Some(0), ..Default::default() }; // nothing swept: reads decide
+    let mut c = TtlCache::with_options(o, 0.0).unwrap();
+    for k in ["e", "a", "w", "d"] {
+        c.insert(k, 1).unwrap();
+    }
+    assert!(c.expire("e", 10.0, None).unwrap());
+    assert!(c.expire_at("a", 10.0, None).unwrap());
+    c.set("w", 2, SetOptions { ttl: Some(10.0), ..Default::default() }).unwrap();
+    c.set("d", 2, SetOptions { idle: Some(10.0), ..Default::default() }).unwrap();
+    c.tick(10.0).unwrap();
+    for k in ["e", "a", "w", "d"] {
+        assert_eq!(c.get(k), None, "{k} has a clock now, and it ran out");
+    }
+
+    // A read's time reaches the snapshot's last access.
+    let mut c = TtlCache::new(0.0);
+    c.insert("k".to_string(), 1.0).unwrap();
+    c.tick(5.0).unwrap();
+    assert_eq!(c.get("k"), Some(&1.0));
+    c.tick(7.0).unwrap();
+    let key = |k: &String| k.encode_utf16().collect();
+    let snap = c.snapshot_with(key, |_, _, v| Ok(lapse_cache::snapshot::Value::Number(*v))).unwrap();
+    assert_eq!(snap.entries[0].clocks.last, 5.0);
+}

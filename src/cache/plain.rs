@@ -74,6 +74,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
             if let Item::Plain { value: prev, .. } = &mut self.items[s as usize] {
                 if default && self.engine.own_live(s, now) && self.engine.rewrite_default(s) {
                     let old = std::mem::replace(prev, value);
+                    self.mark_bare(s);
                     self.reclaim();
                     if !self.engine.log.is_empty() {
                         self.drain();
@@ -114,11 +115,12 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                 }
                 _ => {
                     let seq = self.next_seq();
-                    *self.item(r) = Item::Plain { hash: h, key, value };
+                    *self.item(r) = Item::Plain { hash: h, bare: false, key, value, last: 0.0 };
                     self.set_seq(r, seq);
                     self.index_slot(h, r);
                 }
             }
+            self.mark_bare(r);
         }
         self.notify(out);
         Ok((old, r))
@@ -147,19 +149,32 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
             return None;
         };
         // The item tells a plain entry from a hash, so a plain hit loads
-        // the index, the item, and the engine's clock and read counter: no
-        // kind column. A hash reads as absent here.
-        if !matches!(self.items[s as usize], Item::Plain { .. }) {
-            self.live_or_miss(key)?;
-            self.misses += 1;
-            return None;
+        // the index, the item, the read counter and (unless the item is
+        // bare: no clocks) the engine's clock row: no kind column. A hash
+        // reads as absent here.
+        let now = self.engine.now();
+        let bare = match &mut self.items[s as usize] {
+            Item::Plain { bare: true, last, .. } => {
+                *last = now;
+                true
+            }
+            _ => false,
+        };
+        if bare {
+            self.engine.policy.hit(s);
+        } else {
+            if !matches!(self.items[s as usize], Item::Plain { .. }) {
+                self.live_or_miss(key)?;
+                self.misses += 1;
+                return None;
+            }
+            if !self.engine.own_live(s, self.time()) {
+                self.misses += 1;
+                self.expire_now(s);
+                return None;
+            }
+            self.engine.read_key(s);
         }
-        if !self.engine.own_live(s, self.time()) {
-            self.misses += 1;
-            self.expire_now(s);
-            return None;
-        }
-        self.engine.read_key(s);
         self.hits += 1;
         match &self.items[s as usize] {
             Item::Plain { value, .. } => Some(value),
@@ -350,6 +365,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         self.sync();
         let s = self.live_slot(key);
         let r = self.engine.set_expiry(s, ms, true, cond).map_err(native)?;
+        if r {
+            s.into_iter().for_each(|s| self.unmark_bare(s));
+        }
         self.drain();
         Ok(r)
     }
@@ -372,6 +390,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         self.sync();
         let s = self.live_slot(key);
         let r = self.engine.set_expiry(s, t, false, cond).map_err(native)?;
+        if r {
+            s.into_iter().for_each(|s| self.unmark_bare(s));
+        }
         self.drain();
         Ok(r)
     }
