@@ -112,10 +112,12 @@ test("a value written in one request is read in another, and survives a restart 
   assert.equal(h.value, "t0k");
 });
 
-test("deadlines survive a restart: a 2 s entry written before it is gone 2 s after its write", async () => {
+// 5 s, not 2: a restart of workerd on a loaded 2-core machine has taken over 2 s,
+// and the entry must still be there when the test first looks.
+test("deadlines survive a restart: a 5 s entry written before it is gone 5 s after its write", async () => {
   const name = "deadline";
   const asked = Date.now();
-  await call("/set", { name, cfg: {}, key: "short", value: 1, opts: { ttl: 2_000 } });
+  await call("/set", { name, cfg: {}, key: "short", value: 1, opts: { ttl: 5_000 } });
   const written = Date.now(); // the object wrote at or before this
   await call("/set", { name, key: "long", value: 2 });
   await stop();
@@ -123,8 +125,8 @@ test("deadlines survive a restart: a 2 s entry written before it is gone 2 s aft
   const checked = Date.now(); // the object reads at or after this
   const mid = await call("/get", { name, key: "short" });
   assert.equal(mid.found, true);
-  assert.ok(mid.ttl <= 2_000 - (checked - written) + 5, `deadline kept across the restart: ttl ${mid.ttl}, ${checked - written} ms after the write`);
-  await sleep(Math.max(0, asked + 2_100 - Date.now()));
+  assert.ok(mid.ttl <= 5_000 - (checked - written) + 5, `deadline kept across the restart: ttl ${mid.ttl}, ${checked - written} ms after the write`);
+  await sleep(Math.max(0, asked + 5_100 - Date.now()));
   assert.equal((await call("/get", { name, key: "short" })).found, false, "gone at its deadline");
   assert.equal((await call("/get", { name, key: "long" })).found, true);
 });
