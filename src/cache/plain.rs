@@ -411,7 +411,11 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         Q: Hash + Eq + ?Sized,
     {
         self.sync();
-        self.live_slot(key).is_some_and(|s| self.engine.persist(s))
+        let Some(s) = self.live_slot(key) else { return false };
+        let had = self.engine.persist(s);
+        // No clocks left: its reads may skip the clock row (a hash's fields keep theirs).
+        self.mark_bare(s);
+        had
     }
 
     /// Ms to the earliest deadline (`f64::INFINITY` if none), or `None` if
