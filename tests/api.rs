@@ -214,4 +214,15 @@ fn entries_without_clocks_read_fast_and_still_follow_every_clock_change() {
     let key = |k: &String| k.encode_utf16().collect();
     let snap = c.snapshot_with(key, |_, _, v| Ok(lapse_cache::snapshot::Value::Number(*v))).unwrap();
     assert_eq!(snap.entries[0].clocks.last, 5.0);
+
+    // So does a read under a followed clock (which the read itself reads).
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    let t = Arc::new(AtomicU64::new(0));
+    let src = t.clone();
+    let mut c = TtlCache::with_clock(Options::default(), move || src.load(Relaxed) as f64).unwrap();
+    c.insert("k".to_string(), 1.0).unwrap();
+    t.store(5, Relaxed);
+    assert_eq!(c.get("k"), Some(&1.0));
+    let snap = c.snapshot_with(key, |_, _, v| Ok(lapse_cache::snapshot::Value::Number(*v))).unwrap();
+    assert_eq!(snap.entries[0].clocks.last, 5.0);
 }
