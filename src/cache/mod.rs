@@ -37,11 +37,11 @@ enum Item<K, V> {
         hash: u32,
         /// No clocks at all (no deadline, no idle window; set from the
         /// engine's row by each write, persist and restore, cleared by
-        /// `expire`/`expire_at`): always live, so
-        /// a read needs nothing from the engine's clock row, and leaves its
-        /// time in `last` instead. That row is a cache line and a page more
-        /// per read (u64 gets at 1M: 1.6x quick_cache's time with it, 1.2-1.5x
-        /// without; README "Rust crate performance").
+        /// `expire`/`expire_at`): always live, so a read needs nothing from
+        /// the engine's clock row, and leaves its time in `last` instead.
+        /// That row is a cache line and a page more per read (u64 gets at
+        /// 1M: 1.6x quick_cache's time with it, 1.2-1.5x without; README
+        /// "Rust crate performance").
         bare: bool,
         key: K,
         value: V,
