@@ -73,8 +73,10 @@ export function envTable(env) {
   return mdTable(["", "workload", ...HEAD, "lapse ÷ lru", "lapse ÷ Map"], rows);
 }
 
+const mib = (b) => (b / 2 ** 20).toFixed(1);
+
 export function memoryTable(mem) {
-  const mb = (b) => (b / 2 ** 20).toFixed(1);
+  const mb = mib;
   return mdTable(
     ["", "subject", "bytes / entry", "JS heap MiB", "off-heap MiB", "of which wasm MiB"],
     SUBJECTS.filter((s) => mem.subjects[s]).map((s) => {
@@ -250,7 +252,10 @@ export function markdown(result, jsonPath) {
       "JS heap (`heapUsed`) plus off-heap (`external`: typed arrays, and wasm memory, which Node counts there) after full GCs, " +
         "minus a baseline taken before the cache was built. Key strings exist before the baseline and values are small integers, " +
         "so this is what the cache adds per entry. Same configurations as (a); lru-cache preallocates for `max` = n. " +
-        "Wasm memory only grows (doubling), so lapse's figure includes growth slack.",
+        "Wasm memory only grows (doubling), so lapse's figure includes growth slack" +
+        (result.memory.subjects.lapse?.engineBytes
+          ? `: of its ${mib(result.memory.subjects.lapse.wasmBytes)} MiB, the engine's columns and removal log hold ${mib(result.memory.subjects.lapse.engineBytes)}.`
+          : "."),
     );
   }
   if (result.wasm) {

@@ -198,17 +198,15 @@ impl Policy {
         Ok(out)
     }
 
-    /// Every queued key, in no particular order.
-    pub fn slots(&self) -> Vec<u32> {
-        let mut out = Vec::with_capacity(self.len() as usize);
-        for list in [&self.small, &self.main] {
-            let mut s = list.head;
-            while s != crate::list::NIL {
-                out.push(s);
-                s = self.links.next(s);
-            }
-        }
-        out
+    /// Takes a key off either queue (`clear`), unqueued, its counter reset.
+    pub fn pop_any(&mut self) -> Option<u32> {
+        let s = match self.links.pop_back(&mut self.small) {
+            Some(s) => s,
+            None => self.links.pop_back(&mut self.main)?,
+        };
+        self.queue[s as usize] = QUEUE_NONE;
+        self.freq[s as usize] = 0;
+        Some(s)
     }
 
     #[cfg(test)]
