@@ -185,6 +185,35 @@ impl Engine {
         Ok(Some(s))
     }
 
+    /// [`rewrite`](Self::rewrite) of a default write (no per-write clock,
+    /// weight 0) to live plain slot `s`: the cache's own clocks, resolved
+    /// and checked here without building a `Write`'s `Result`s, and no room
+    /// to make (the weight can only shrink). `false` (nothing changed) when
+    /// the default clocks would fail or end the entry: `rewrite` then says
+    /// which. The crate API's only, as `rewrite`.
+    #[cfg(any(feature = "std", not(target_arch = "wasm32")))]
+    pub fn rewrite_default(&mut self, s: u32) -> bool {
+        let now = self.now();
+        let (abs, idle) = (now + self.ttl, self.idle);
+        // Overflow (a `deadline` error) or a deadline at `now`.
+        if (abs == NEVER && self.ttl != NEVER)
+            || (now + idle == NEVER && idle != NEVER)
+            || abs <= now
+            || now + idle <= now
+        {
+            return false;
+        }
+        let i = s as usize;
+        if self.bytes != 0 {
+            self.bytes -= u64::from(self.weight[i]);
+            self.weight[i] = 0;
+        }
+        self.counters.updated += 1;
+        self.set_clocks(s, WriteClocks { abs, idle });
+        self.policy.hit(s);
+        true
+    }
+
     /// Validates a write to slot `s` and resolves its clocks; `keep_ttl`
     /// takes a live entry's own.
     fn check_write(&self, s: Option<u32>, w: &Write) -> Result<WriteClocks> {
