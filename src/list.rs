@@ -54,9 +54,19 @@ impl Links {
         self.next[s as usize]
     }
 
-    #[cfg(any(debug_assertions, feature = "invariants"))]
+    /// Sets the `next` link (for an owner that keeps its lists' ends itself,
+    /// or threads a list of its own through a slot in no list).
+    pub fn set_next(&mut self, s: u32, v: u32) {
+        self.next[s as usize] = v;
+    }
+
     pub fn prev(&self, s: u32) -> u32 {
         self.prev[s as usize]
+    }
+
+    /// Sets the `prev` link (for an owner that keeps its lists' ends itself).
+    pub fn set_prev(&mut self, s: u32, v: u32) {
+        self.prev[s as usize] = v;
     }
 
     pub fn push_front(&mut self, list: &mut List, s: u32) {

@@ -198,9 +198,15 @@ impl Policy {
         Ok(out)
     }
 
-    /// The first queued key: the small queue's head, else the main queue's.
-    pub fn first(&self) -> Option<u32> {
-        [self.small.head, self.main.head].into_iter().find(|&s| s != crate::list::NIL)
+    /// Takes a key off either queue (`clear`), unqueued, its counter reset.
+    pub fn pop_any(&mut self) -> Option<u32> {
+        let s = match self.links.pop_back(&mut self.small) {
+            Some(s) => s,
+            None => self.links.pop_back(&mut self.main)?,
+        };
+        self.queue[s as usize] = QUEUE_NONE;
+        self.freq[s as usize] = 0;
+        Some(s)
     }
 
     #[cfg(test)]

@@ -19,7 +19,13 @@ use alloc::vec::Vec;
 const BITS: u32 = 6;
 const SLOTS: usize = 1 << BITS;
 const LEVELS: usize = 11; // 6 * 11 >= 64
-const NONE: u16 = u16::MAX;
+/// A list end's link: `END | bucket` in its first slot's `prev` and its last
+/// slot's `next`. So a slot's bucket is found from either end of its list,
+/// which is all that unlinking needs (only an end's removal changes the
+/// bucket), and no column says where each slot is (a `u16` a slot). Slots
+/// are below `END`; `NIL` (in `prev`: not scheduled) is above any end.
+pub(crate) const END: u32 = 1 << 31;
+use crate::list::NIL;
 
 /// What [`Wheel::pop`] handed out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -35,12 +41,16 @@ pub(crate) enum Pop {
 pub(crate) struct Wheel {
     /// The first tick that has not been fully processed.
     cur: u64,
+    /// First and last slot of each bucket (`len` unused: a bucket is empty
+    /// when its head is `NIL`).
     buckets: Vec<List>,
     occupied: [u64; LEVELS],
     links: Links,
-    /// `level * 64 + index` of the bucket holding each slot, or `NONE`.
-    home: Vec<u16>,
     len: usize,
+    /// Nothing is due at the cursor: the last `pop` found nothing, and
+    /// nothing was scheduled at the cursor since. A pop at that limit (every
+    /// write at capacity sweeps twice) then skips the scan of the levels.
+    quiet: bool,
 }
 
 fn group(t: u64, level: usize) -> usize {
@@ -66,8 +76,8 @@ impl Default for Wheel {
             buckets: Vec::new(),
             occupied: [0; LEVELS],
             links: Links::default(),
-            home: Vec::new(),
             len: 0,
+            quiet: false,
         }
     }
 }
@@ -75,7 +85,6 @@ impl Default for Wheel {
 impl Wheel {
     pub fn grow(&mut self, len: usize) {
         self.links.grow(len);
-        self.home.resize(len, NONE);
     }
 
     /// Room for `extra` more slots and the buckets, so that neither a
@@ -85,8 +94,7 @@ impl Wheel {
             self.buckets.try_reserve_exact(LEVELS * SLOTS)?;
             self.buckets.resize(LEVELS * SLOTS, List::default());
         }
-        self.links.try_reserve(extra)?;
-        self.home.try_reserve_exact(extra)
+        self.links.try_reserve(extra)
     }
 
     #[cold]
@@ -100,7 +108,7 @@ impl Wheel {
     }
 
     pub fn is_scheduled(&self, s: u32) -> bool {
-        self.home[s as usize] != NONE
+        self.links.prev(s) != NIL
     }
 
     /// Puts `s` (not currently scheduled) in the bucket for tick `t`. A tick
@@ -109,41 +117,59 @@ impl Wheel {
         debug_assert!(!self.is_scheduled(s));
         let t = t.max(self.cur);
         let diff = t ^ self.cur;
+        // Only the cursor's own tick lands in a bucket due at the cursor.
+        self.quiet &= diff != 0;
         let level = if diff == 0 { 0 } else { (63 - diff.leading_zeros() as usize) / BITS as usize };
         let g = group(t, level);
         let b = level * SLOTS + g;
         if self.buckets.is_empty() {
             self.init_buckets();
         }
-        self.links.push_front(&mut self.buckets[b], s);
+        let end = END | b as u32;
+        let head = self.buckets[b].head;
+        self.links.set_prev(s, end);
+        if head == NIL {
+            self.links.set_next(s, end);
+            self.buckets[b].tail = s;
+        } else {
+            self.links.set_next(s, head);
+            self.links.set_prev(head, s);
+        }
+        self.buckets[b].head = s;
         self.occupied[level] |= 1 << g;
-        self.home[s as usize] = b as u16;
         self.len += 1;
     }
 
     /// Removes `s` from its bucket, if it is in one.
     pub fn cancel(&mut self, s: u32) {
-        let b = self.home[s as usize];
-        if b == NONE {
+        let (p, n) = (self.links.prev(s), self.links.next(s));
+        if p == NIL {
             return;
         }
-        let b = b as usize;
-        self.links.unlink(&mut self.buckets[b], s);
-        if self.buckets[b].is_empty() {
-            self.occupied[b / SLOTS] &= !(1 << (b % SLOTS));
+        // Each side either links to a neighbour or, at an end, names the
+        // bucket whose first or last slot changes.
+        if p < END {
+            self.links.set_next(p, n);
+        } else {
+            self.buckets[(p - END) as usize].head = if n < END { n } else { NIL };
         }
-        self.home[s as usize] = NONE;
+        if n < END {
+            self.links.set_prev(n, p);
+        } else {
+            self.buckets[(n - END) as usize].tail = if p < END { p } else { NIL };
+            if p >= END {
+                let b = (p - END) as usize;
+                self.occupied[b / SLOTS] &= !(1 << (b % SLOTS));
+            }
+        }
+        self.links.set_prev(s, NIL);
+        self.links.set_next(s, NIL);
         self.len -= 1;
     }
 
     fn take(&mut self, level: usize, g: usize) -> u32 {
-        let b = level * SLOTS + g;
-        let s = self.links.pop_front(&mut self.buckets[b]).expect("occupied bucket");
-        if self.buckets[b].is_empty() {
-            self.occupied[level] &= !(1 << g);
-        }
-        self.home[s as usize] = NONE;
-        self.len -= 1;
+        let s = self.buckets[level * SLOTS + g].head;
+        self.cancel(s);
         s
     }
 
@@ -189,16 +215,30 @@ impl Wheel {
         (coarse, fine)
     }
 
-    /// The slot after `s` in its bucket, or `NIL`.
+    /// The slot after `s` in its bucket, or `NIL`; for a slot in no bucket,
+    /// what [`set_next_spare`](Self::set_next_spare) put there.
     pub fn next_linked(&self, s: u32) -> u32 {
-        self.links.next(s)
+        let n = self.links.next(s);
+        if n < END {
+            n
+        } else {
+            NIL
+        }
+    }
+
+    /// Links unscheduled slot `s` to `next` in a list its owner keeps (the
+    /// engine's free list): a slot in no bucket does not use its link, so
+    /// that list costs no column of its own.
+    pub fn set_next_spare(&mut self, s: u32, next: u32) {
+        debug_assert!(!self.is_scheduled(s));
+        self.links.set_next(s, next);
     }
 
     /// Hands out the next slot whose bucket is due at or before tick `limit`,
     /// or `None` when nothing is due (the cursor then rests on `limit`).
     pub fn pop(&mut self, limit: u64) -> Option<Pop> {
         loop {
-            if self.cur > limit {
+            if self.cur > limit || (self.quiet && self.cur == limit) {
                 return None;
             }
             // A coarse bucket whose span the cursor has entered is split first,
@@ -214,13 +254,17 @@ impl Wheel {
                 return Some(Pop::Due(self.take(0, g)));
             }
             match self.next_event() {
-                Some(n) if n <= limit => self.cur = n,
+                Some(n) if n <= limit => {
+                    self.cur = n;
+                    self.quiet = false;
+                }
                 _ => {
                     // Everything due by `limit` is out, but the cursor stays
                     // on `limit`: a slot scheduled later at that tick (a
                     // deadline a fraction of a tick ahead) is due at the next
                     // pop at the same limit, so a purge is exact.
                     self.cur = limit.max(self.cur);
+                    self.quiet = true;
                     return None;
                 }
             }
@@ -234,7 +278,48 @@ impl Wheel {
     }
 
     pub fn memory(&self) -> usize {
-        self.links.memory() + self.home.capacity() * 2 + self.buckets.len() * 12
+        self.links.memory() + self.buckets.len() * 12
+    }
+
+    /// Checks every bucket's links, end marks and occupied bit, and the
+    /// count; returns whether each slot below `n` is linked in a bucket.
+    #[cfg(any(debug_assertions, feature = "invariants"))]
+    pub fn check(&self, n: usize) -> core::result::Result<Vec<bool>, alloc::string::String> {
+        use alloc::format;
+        let mut seen = alloc::vec![false; n];
+        let mut count = 0;
+        for (b, list) in self.buckets.iter().enumerate() {
+            let end = END | b as u32;
+            let occupied = self.occupied[b / SLOTS] & (1 << (b % SLOTS)) != 0;
+            if occupied != (list.head != NIL) || (list.head == NIL) != (list.tail == NIL) {
+                return Err(format!("bucket {b}: occupied {occupied}, head {}, tail {}", list.head, list.tail));
+            }
+            let (mut s, mut prev) = (list.head, end);
+            while s != NIL {
+                if s as usize >= n || core::mem::replace(&mut seen[s as usize], true) {
+                    return Err(format!("bucket {b} links slot {s} twice or out of range"));
+                }
+                if self.links.prev(s) != prev {
+                    return Err(format!("bucket {b}: slot {s} links back to {}, not {prev}", self.links.prev(s)));
+                }
+                count += 1;
+                let next = self.links.next(s);
+                if next == end {
+                    if list.tail != s {
+                        return Err(format!("bucket {b} ends at {s}, its tail is {}", list.tail));
+                    }
+                    break;
+                }
+                if next >= END {
+                    return Err(format!("bucket {b}: slot {s} links on to {next}"));
+                }
+                (prev, s) = (s, next);
+            }
+        }
+        if count != self.len {
+            return Err(format!("wheel length {} but {count} slots linked", self.len));
+        }
+        Ok(seen)
     }
 
     #[cfg(test)]
@@ -253,6 +338,24 @@ impl Wheel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_quiet_cursor_hides_nothing_that_is_due() {
+        let ticks = [150u64, 100, 150, 200];
+        let mut w = Wheel::default();
+        w.grow(ticks.len());
+        w.schedule(0, ticks[0]);
+        assert!(w.drain(100, &ticks).is_empty(), "nothing due: the cursor rests, quiet, on 100");
+        w.schedule(1, ticks[1]);
+        assert_eq!(w.drain(100, &ticks), vec![1], "scheduled on the quiet cursor's own tick");
+        w.schedule(2, ticks[2]);
+        w.schedule(3, ticks[3]);
+        let mut d = w.drain(200, &ticks);
+        d.sort();
+        // The cursor moves on from a quiet rest and reaches 200, the limit,
+        // where slot 3 waits: the rest at 100 says nothing about 200.
+        assert_eq!(d, vec![0, 2, 3]);
+    }
 
     #[test]
     fn fires_each_slot_exactly_when_its_tick_is_reached() {
@@ -297,6 +400,39 @@ mod tests {
         w.schedule(3, 0); // behind the cursor: due at once
         assert_eq!(w.drain(101, &ticks), vec![3]);
         assert_eq!(w.drain(5000, &ticks), vec![2]);
+    }
+
+    #[test]
+    fn unlinking_a_first_last_middle_or_only_slot_keeps_buckets_whole() {
+        // No column says which bucket a slot is in: the ends carry it. Each
+        // position in a list, cancelled, must leave the buckets checkable.
+        let mut w = Wheel::default();
+        w.grow(16);
+        for s in 0..5 {
+            w.schedule(s, 7); // one bucket: 4 3 2 1 0
+        }
+        w.schedule(5, 9); // a bucket of its own
+        w.schedule(6, 5000); // a coarse one
+        assert_eq!(w.check(16).unwrap().iter().filter(|&&x| x).count(), 7);
+        for s in [2, 4, 0, 5] {
+            // middle, first, last, only
+            w.cancel(s);
+            assert!(!w.is_scheduled(s));
+            w.check(16).unwrap();
+        }
+        assert_eq!(w.len(), 3);
+        assert_eq!(w.earliest().1, Some(3));
+        assert_eq!(w.next_linked(3), 1);
+        assert_eq!(w.next_linked(1), NIL, "the end mark reads as NIL");
+        w.cancel(3);
+        w.cancel(1);
+        w.check(16).unwrap();
+        assert_eq!(w.earliest().1, None, "the emptied bucket is no longer occupied");
+        w.schedule(1, 7);
+        assert_eq!(w.pop(7), Some(Pop::Due(1)));
+        assert_eq!(w.pop(7), None);
+        w.check(16).unwrap();
+        assert_eq!(w.len(), 1);
     }
 
     #[test]

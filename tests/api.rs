@@ -146,3 +146,83 @@ fn errors_name_this_crates_fields() {
     let text = e.to_string();
     assert!(text.starts_with("keep_ttl:") && !text.contains("keepTtl") && !text.contains("expireAt"), "{text}");
 }
+
+#[test]
+fn default_overwrites_of_live_entries_keep_every_write_rule() {
+    // An overwrite with the cache's own clocks (`insert`, or `set` with no
+    // per-write option) of a live plain entry takes the native host's
+    // short path; each rule the general write keeps must hold there too.
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+    // The write-time reclaim of a followed clock: an expired neighbour goes.
+    let t = Arc::new(AtomicU64::new(0));
+    let src = t.clone();
+    let mut c = TtlCache::with_clock(Options::default(), move || src.load(Relaxed) as f64).unwrap();
+    c.set("old", 1, SetOptions { ttl: Some(5.0), ..Default::default() }).unwrap();
+    c.insert("k", 1).unwrap();
+    t.store(9, Relaxed);
+    assert_eq!(c.insert("k", 2).unwrap(), Some(1));
+    assert_eq!(c.len(), 1, "the overwrite reclaimed the expired key");
+
+    // A weighted entry rewritten at weight 0 gives its weight back.
+    let mut c = TtlCache::with_options(Options { max_bytes: Some(10), ..Default::default() }, 0.0).unwrap();
+    c.set_sized("a", 1, SetOptions::default(), 6).unwrap();
+    assert_eq!(c.insert("a", 2).unwrap(), Some(1));
+    assert_eq!(c.stats().bytes, 0);
+    assert_eq!(c.stats().counters.updated, 1);
+
+    // Default clocks that end at `now` delete the key (handing its value back).
+    let o = Options { ttl: Some(0.0001), ..Default::default() };
+    let mut c = TtlCache::with_options(o, 1.7e12).unwrap();
+    c.set("k", 1, SetOptions { ttl: Some(1000.0), ..Default::default() }).unwrap();
+    assert_eq!(c.insert("k", 2).unwrap(), Some(1));
+    assert!(!c.contains("k"));
+    assert_eq!((c.len(), c.stats().counters.deleted), (0, 1), "deleted, not left to expire");
+
+    // Default clocks that overflow are a range error, and change nothing.
+    let o = Options { ttl: Some(1e308), ..Default::default() };
+    let mut c = TtlCache::with_options(o, 1.7e308).unwrap();
+    c.set("k", 1, SetOptions { expire_at: Some(f64::MAX), ..Default::default() }).unwrap();
+    assert!(matches!(c.insert("k", 2), Err(Error::Range { .. })));
+    assert_eq!(c.get("k"), Some(&1));
+}
+
+#[test]
+fn entries_without_clocks_read_fast_and_still_follow_every_clock_change() {
+    // A plain entry with no deadline and no idle window is read without the
+    // engine's clock row; any change that gives it clocks must end that.
+    let o = Options { sweep_budget: Some(0), ..Default::default() }; // nothing swept: reads decide
+    let mut c = TtlCache::with_options(o, 0.0).unwrap();
+    for k in ["e", "a", "w", "d"] {
+        c.insert(k, 1).unwrap();
+    }
+    assert!(c.expire("e", 10.0, None).unwrap());
+    assert!(c.expire_at("a", 10.0, None).unwrap());
+    c.set("w", 2, SetOptions { ttl: Some(10.0), ..Default::default() }).unwrap();
+    c.set("d", 2, SetOptions { idle: Some(10.0), ..Default::default() }).unwrap();
+    c.tick(10.0).unwrap();
+    for k in ["e", "a", "w", "d"] {
+        assert_eq!(c.get(k), None, "{k} has a clock now, and it ran out");
+    }
+
+    // A read's time reaches the snapshot's last access.
+    let mut c = TtlCache::new(0.0);
+    c.insert("k".to_string(), 1.0).unwrap();
+    c.tick(5.0).unwrap();
+    assert_eq!(c.get("k"), Some(&1.0));
+    c.tick(7.0).unwrap();
+    let key = |k: &String| k.encode_utf16().collect();
+    let snap = c.snapshot_with(key, |_, _, v| Ok(lapse_cache::snapshot::Value::Number(*v))).unwrap();
+    assert_eq!(snap.entries[0].clocks.last, 5.0);
+
+    // So does a read under a followed clock (which the read itself reads).
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    let t = Arc::new(AtomicU64::new(0));
+    let src = t.clone();
+    let mut c = TtlCache::with_clock(Options::default(), move || src.load(Relaxed) as f64).unwrap();
+    c.insert("k".to_string(), 1.0).unwrap();
+    t.store(5, Relaxed);
+    assert_eq!(c.get("k"), Some(&1.0));
+    let snap = c.snapshot_with(key, |_, _, v| Ok(lapse_cache::snapshot::Value::Number(*v))).unwrap();
+    assert_eq!(snap.entries[0].clocks.last, 5.0);
+}

@@ -148,14 +148,16 @@ function loopHget(c, keys, fields, order, tick) {
   return miss;
 }
 
-function loopChurn(c, drive, t0ms, stepMs, maxSteps, now, pauses) {
+function loopChurn(c, drive, t0ms, stepMs, maxSteps, now, pauses, cpu, cpuPauses) {
   let swept = 0;
   let steps = 0;
   for (let s = 1; s <= maxSteps; s++) {
     const before = c.size;
+    const c0 = cpu === null ? 0 : cpu();
     const t0 = now();
     const r = drive(c, t0ms + s * stepMs);
     const t1 = now();
+    if (cpu !== null) cpuPauses.push(cpu() - c0);
     pauses.push(t1 - t0);
     swept += r >= 0 ? r : before - c.size;
     steps = s;
@@ -428,6 +430,11 @@ export async function runSuite(libs, options = {}, log = () => {}) {
     const loops = Object.fromEntries(subjects.map((s) => [s.name, clone(loopChurn)]));
     const maxSteps = Math.ceil(period / step) * 4 + 1000;
     const pauses = Object.fromEntries(subjects.map((s) => [s.name, []]));
+    // CPU time per call where the host can read it (Node: libs.cpuTime), since
+    // on a shared machine the wall-clock tail is mostly time slices taken by
+    // other processes inside a call.
+    const cpu = libs.cpuTime ?? null;
+    const cpuPauses = Object.fromEntries(subjects.map((s) => [s.name, []]));
     const rates = Object.fromEntries(subjects.map((s) => [s.name, []]));
     const ticks = {};
     await interleave(`(e) churn ${short(n)}`, subjects, rounds, (s, round) => {
@@ -442,12 +449,14 @@ export async function runSuite(libs, options = {}, log = () => {}) {
         }
         s.filled?.(c);
         const p = [];
+        const cp = [];
         const limit = s.name === "lru-cache" ? lruSteps : maxSteps;
-        const { swept, steps } = loops[s.name](c, s.drive, CHURN_T0, step, limit, pnow, p);
+        const { swept, steps } = loops[s.name](c, s.drive, CHURN_T0, step, limit, pnow, p, cpu, cp);
         s.done?.(c);
         const total = p.reduce((a, b) => a + b, 0);
         if (round >= o.warmup) {
           pauses[s.name].push(...p);
+          cpuPauses[s.name].push(...cp);
           rates[s.name].push(swept / total);
           ticks[s.name] = steps;
         }
@@ -456,16 +465,20 @@ export async function runSuite(libs, options = {}, log = () => {}) {
         if (saved) saved();
       }
     });
-    const stat = (q) =>
+    const stat = (q, from = pauses) =>
       Object.fromEntries(
         subjects.map((s) => {
-          const a = Float64Array.from(pauses[s.name]).sort();
+          const a = Float64Array.from(from[s.name]).sort();
           return [s.name, q === "max" ? a[a.length - 1] : quantile(a, q)];
         }),
       );
     row("e", n, "tick pause p50", "ms", "lower", stat(0.5));
     row("e", n, "tick pause p99", "ms", "lower", stat(0.99));
     row("e", n, "tick pause max", "ms", "lower", stat("max"));
+    if (cpu !== null) {
+      row("e", n, "tick pause p50, CPU time", "ms", "lower", stat(0.5, cpuPauses));
+      row("e", n, "tick pause p99, CPU time", "ms", "lower", stat(0.99, cpuPauses));
+    }
     row("e", n, "entries swept per ms of pause", "entries/ms", "higher", medians(rates), rates);
     row("e", n, "ticks (steps) measured per round", "count", "none", ticks);
     notes.push(

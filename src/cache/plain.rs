@@ -65,6 +65,24 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// deleted the key).
     fn put(&mut self, h: u32, key: K, value: V, w: Write, weight: u32) -> Result<(Option<V>, Option<u32>)> {
         let s = self.slot_h(h, &key);
+        // The commonest write, a default one over a live plain entry, in
+        // few instructions: no `Result`s of clocks resolved from options,
+        // no room to make, no log unless the write-time reclaim wrote one.
+        if let Some(s) = s {
+            let now = self.time();
+            let default = weight == 0 && w == Write::default();
+            if let Item::Plain { value: prev, .. } = &mut self.items[s as usize] {
+                if default && self.engine.own_live(s, now) && self.engine.rewrite_default(s) {
+                    let old = std::mem::replace(prev, value);
+                    self.mark_bare(s);
+                    self.reclaim();
+                    if !self.engine.log.is_empty() {
+                        self.drain();
+                    }
+                    return Ok((Some(old), Some(s)));
+                }
+            }
+        }
         let live = s.is_some_and(|s| self.live(s));
         if live && s.is_some_and(|s| self.is_hash(s)) {
             return Err(Error::WrongType { held: "hash", wanted: "plain value" });
@@ -97,11 +115,12 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                 }
                 _ => {
                     let seq = self.next_seq();
-                    *self.item(r) = Item::Plain { hash: h, key, value };
+                    *self.item(r) = Item::Plain { hash: h, bare: false, key, value, last: 0.0 };
                     self.set_seq(r, seq);
                     self.index_slot(h, r);
                 }
             }
+            self.mark_bare(r);
         }
         self.notify(out);
         Ok((old, r))
@@ -119,30 +138,80 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// c.tick(18.0).unwrap();
     /// assert_eq!(c.get("k"), Some(&1)); // 9 ms idle since the last read
     /// ```
+    #[inline]
     pub fn get<Q>(&mut self, key: &Q) -> Option<&V>
     where
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        let s = self.slot(key);
+        // The common hit, kept to a few instructions (fewer is more reads in
+        // flight at once when each waits on memory, and no registers to save):
+        // a bare entry (no clocks, so live whatever the time; see
+        // `Item::Plain`) under a manual clock loads the index, the item and
+        // the read counter, not the engine's clock row. The rest (misses, a
+        // followed clock, entries with clocks, hashes) is out of line.
+        let hit = match (s, &self.follow) {
+            (Some(s), None) => match self.items.get_mut(s as usize) {
+                Some(Item::Plain { bare: true, last, .. }) => {
+                    *last = self.engine.now();
+                    self.engine.policy.hit(s);
+                    self.hits += 1;
+                    true
+                }
+                _ => false,
+            },
+            _ => false,
+        };
+        match s {
+            Some(s) if hit => match &self.items[s as usize] {
+                Item::Plain { value, .. } => Some(value),
+                _ => None,
+            },
+            _ => self.get_slow(s, key),
+        }
+    }
+
+    /// [`get`](Self::get) past its common hit, with `key`'s slot `s` (the
+    /// clock's reading moves no slot, so the lookup stands).
+    #[inline(never)]
+    fn get_slow<Q>(&mut self, s: Option<u32>, key: &Q) -> Option<&V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.sync();
-        let Some(s) = self.slot(key) else {
+        let Some(s) = s else {
             self.misses += 1;
             return None;
         };
         // The item tells a plain entry from a hash, so a plain hit loads
-        // the index, the item, and the engine's clock and read counter: no
-        // kind column. A hash reads as absent here.
-        if !matches!(self.items[s as usize], Item::Plain { .. }) {
-            self.live_or_miss(key)?;
-            self.misses += 1;
-            return None;
+        // the index, the item, the read counter and (unless the item is
+        // bare) the engine's clock row: no kind column. A hash reads as
+        // absent here.
+        let now = self.engine.now();
+        let bare = match &mut self.items[s as usize] {
+            Item::Plain { bare: true, last, .. } => {
+                *last = now;
+                true
+            }
+            _ => false,
+        };
+        if bare {
+            self.engine.policy.hit(s);
+        } else {
+            if !matches!(self.items[s as usize], Item::Plain { .. }) {
+                self.live_or_miss(key)?;
+                self.misses += 1;
+                return None;
+            }
+            if !self.engine.own_live(s, self.time()) {
+                self.misses += 1;
+                self.expire_now(s);
+                return None;
+            }
+            self.engine.read_key(s);
         }
-        if !self.engine.own_live(s, self.time()) {
-            self.misses += 1;
-            self.expire_now(s);
-            return None;
-        }
-        self.engine.read_key(s);
         self.hits += 1;
         match &self.items[s as usize] {
             Item::Plain { value, .. } => Some(value),
@@ -333,6 +402,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         self.sync();
         let s = self.live_slot(key);
         let r = self.engine.set_expiry(s, ms, true, cond).map_err(native)?;
+        if r {
+            s.into_iter().for_each(|s| self.unmark_bare(s));
+        }
         self.drain();
         Ok(r)
     }
@@ -355,6 +427,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         self.sync();
         let s = self.live_slot(key);
         let r = self.engine.set_expiry(s, t, false, cond).map_err(native)?;
+        if r {
+            s.into_iter().for_each(|s| self.unmark_bare(s));
+        }
         self.drain();
         Ok(r)
     }
@@ -373,7 +448,11 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         Q: Hash + Eq + ?Sized,
     {
         self.sync();
-        self.live_slot(key).is_some_and(|s| self.engine.persist(s))
+        let Some(s) = self.live_slot(key) else { return false };
+        let had = self.engine.persist(s);
+        // No clocks left: its reads may skip the clock row (a hash's fields keep theirs).
+        self.mark_bare(s);
+        had
     }
 
     /// Ms to the earliest deadline (`f64::INFINITY` if none), or `None` if

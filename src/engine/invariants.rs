@@ -14,15 +14,27 @@ impl Engine {
     #[cfg(any(debug_assertions, feature = "invariants"))]
     pub fn check_invariants(&self) -> core::result::Result<(), alloc::string::String> {
         let n = self.kind.len();
-        if self.times.len() != n || self.weight.len() != n || self.family.len() != n || self.high as usize > n {
+        // The lazy columns are off (empty) or as long as the others.
+        let lazy_ok = |len: usize| len == 0 || len == n;
+        if self.times.len() != n || !lazy_ok(self.weight.len()) || !lazy_ok(self.family.len()) || self.high as usize > n
+        {
             return Err("column lengths disagree".into());
         }
+        if self.family.is_empty() && self.kind.iter().any(|k| matches!(k, Kind::Hash | Kind::Field)) {
+            return Err("a hash or field, yet no family column".into());
+        }
         let mut free = alloc::vec![false; n];
-        for &s in &self.free {
+        let (mut s, mut free_len) = (self.free, 0u32);
+        while s != NIL {
             let i = s as usize;
             if s >= self.high || self.kind[i] != Kind::Free || core::mem::replace(&mut free[i], true) {
                 return Err(format!("free list holds slot {s} ({:?})", self.kind.get(i)));
             }
+            free_len += 1;
+            s = self.wheel.next_linked(s);
+        }
+        if free_len != self.free_len {
+            return Err(format!("free list holds {free_len} slots, counted {}", self.free_len));
         }
         if self.grace_on {
             if self.grace_ms.len() != n || self.hash_graced.len() < self.hashes.len() {
@@ -48,28 +60,33 @@ impl Engine {
                     if s < self.high && !free[i] {
                         return Err(format!("free slot {s} is not in the free list"));
                     }
-                    if in_wheel || self.weight[i] != 0 || self.times[i] != Times::EMPTY {
+                    if in_wheel || self.wt(i) != 0 || self.parent(s) != NIL || self.times[i] != Times::EMPTY {
                         return Err(format!(
                             "free slot {s} keeps state: wheel {in_wheel}, weight {}, {:?}",
-                            self.weight[i], self.times[i]
+                            self.wt(i),
+                            self.times[i]
                         ));
                     }
                     continue;
                 }
                 Kind::Reserved => {
-                    if in_wheel {
-                        return Err(format!("reserved slot {s} is in the wheel"));
+                    // Blank, as `commit_reserved` takes it to be.
+                    if in_wheel || self.wt(i) != 0 || self.parent(s) != NIL {
+                        return Err(format!("reserved slot {s} is in the wheel or keeps state"));
                     }
                     continue;
                 }
                 Kind::Plain => {
+                    if self.parent(s) != NIL {
+                        return Err(format!("plain slot {s} names a hash family"));
+                    }
                     plain += 1;
-                    bytes += u64::from(self.weight[i]);
+                    bytes += u64::from(self.wt(i));
                     graced_keys += u64::from(self.graced(i));
                 }
                 Kind::Field => {
                     fields += 1;
-                    bytes += u64::from(self.weight[i]);
+                    bytes += u64::from(self.wt(i));
                     let h = self.family[i] as usize;
                     if self.kind.get(h) != Some(&Kind::Hash) {
                         return Err(format!("field {s} has no hash"));
@@ -93,7 +110,7 @@ impl Engine {
                         if count > list.len {
                             return Err(format!("hash {s}: field list longer than {}", list.len));
                         }
-                        w += u64::from(self.weight[j]);
+                        w += u64::from(self.wt(j));
                         graced_fields += u32::from(self.graced(j));
                         prev = f;
                         f = self.policy.links().next(f);
@@ -101,8 +118,8 @@ impl Engine {
                     if count != list.len || list.tail != prev || count == 0 {
                         return Err(format!("hash {s}: {count} fields linked, length {}", list.len));
                     }
-                    if w != u64::from(self.weight[i]) {
-                        return Err(format!("hash {s}: weight {} but fields weigh {w}", self.weight[i]));
+                    if w != u64::from(self.wt(i)) {
+                        return Err(format!("hash {s}: weight {} but fields weigh {w}", self.wt(i)));
                     }
                     if self.grace_on
                         && (graced_fields != self.hash_graced[hid] || self.graced(i) != (graced_fields == count))
@@ -154,6 +171,10 @@ impl Engine {
         }
         if self.wheel.len() != scheduled {
             return Err(format!("wheel length {} but {scheduled} slots scheduled", self.wheel.len()));
+        }
+        let linked = self.wheel.check(n)?;
+        if let Some(s) = (0..n).find(|&s| linked[s] != self.wheel.is_scheduled(s as u32)) {
+            return Err(format!("slot {s}: scheduled {}, linked {}", self.wheel.is_scheduled(s as u32), linked[s]));
         }
         let mut queued = self.policy.check()?;
         queued.sort_unstable();

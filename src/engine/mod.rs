@@ -87,19 +87,26 @@ pub(crate) struct Engine {
     origin: f64,
     pub times: Vec<Times>,
     kind: Vec<Kind>,
+    /// Each slot's weight; empty (every weight 0) until a slot weighs
+    /// something, so a cache without `sizeOf` pays nothing per entry.
     weight: Vec<u32>,
     /// One word per slot whose meaning depends on the slot's kind (one
     /// column, not three, keeps memory per entry down): a field's hash slot
     /// (`parent`, and its removal record's `LOG_PARENT`), a hash's index into
-    /// `hashes` and `hash_graced`, `NIL` for a plain entry.
+    /// `hashes` and `hash_graced`, `NIL` for a plain entry. Empty (all `NIL`)
+    /// until the first hash, so a cache of plain entries pays nothing for it.
     family: Vec<u32>,
     hashes: Vec<List>,
     hash_free: Vec<u32>,
     wheel: Wheel,
     pub policy: Policy,
-    /// Slots freed since they were first handed out; slots at `high` and
-    /// above have never been used, so they need no entry here.
-    free: Vec<u32>,
+    /// The first of the slots freed since they were first handed out (`NIL`:
+    /// none), each linking the next through the wheel's `next` column, which
+    /// a free slot does not use (a `Vec` of them cost 4 bytes a slot). Slots
+    /// at `high` and above have never been used, so they are not in it.
+    free: u32,
+    /// Slots in the free list.
+    free_len: u32,
     high: u32,
     /// Plain entries + hash fields.
     entries: u64,
@@ -148,7 +155,8 @@ impl Engine {
             hash_free: Vec::new(),
             wheel: Wheel::default(),
             policy: Policy::default(),
-            free: Vec::new(),
+            free: NIL,
+            free_len: 0,
             high: 0,
             entries: 0,
             keys: 0,
@@ -215,7 +223,6 @@ impl Engine {
             + self.hashes.capacity() * core::mem::size_of::<List>()
             + self.wheel.memory()
             + self.policy.memory()
-            + self.free.capacity() * 4
             + self.log.capacity() * 4
             + self.grace_ms.capacity() * 8
             + self.hash_graced.capacity() * 4
@@ -316,7 +323,66 @@ impl Engine {
     }
 
     pub fn parent(&self, s: u32) -> u32 {
-        self.family[s as usize]
+        if self.family.is_empty() {
+            NIL
+        } else {
+            self.family[s as usize]
+        }
+    }
+
+    /// Slot `i`'s weight.
+    pub(crate) fn wt(&self, i: usize) -> u32 {
+        if self.weight.is_empty() {
+            0
+        } else {
+            self.weight[i]
+        }
+    }
+
+    /// Sets slot `i`'s weight; the first nonzero one turns the column on.
+    pub(crate) fn set_wt(&mut self, i: usize, w: u32) {
+        if w != 0 && self.weight.is_empty() {
+            self.weight.resize(self.times.len(), 0);
+        }
+        if !self.weight.is_empty() {
+            self.weight[i] = w;
+        }
+    }
+
+    /// Sets slot `i`'s family word (a hash's list or a field's hash); the
+    /// first hash turns the column on.
+    pub(crate) fn set_family(&mut self, i: usize, v: u32) {
+        if self.family.is_empty() {
+            self.family.resize(self.times.len(), NIL);
+        }
+        self.family[i] = v;
+    }
+
+    /// [`try_columns`](Self::try_columns) for a write of `weight` (`hashed`:
+    /// to a hash), as the write's error: the last check before it changes
+    /// anything.
+    pub(crate) fn columns_for(&mut self, weight: u32, hashed: bool) -> Result<()> {
+        // No message to build in a memory that has none left: the wasm
+        // binding gives an empty one its static text.
+        self.try_columns(weight != 0, hashed)
+            .map_err(|_| Error::Range { arg: "value", msg: alloc::string::String::new() })
+    }
+
+    /// Turns on, fallibly, the columns a write may need that a cache without
+    /// weights (`weighed`) or hashes (`hashed`) does without. In wasm a
+    /// failed allocation inside a call aborts, so every write that may need
+    /// them calls this before it changes anything; on `Err` nothing has.
+    pub fn try_columns(&mut self, weighed: bool, hashed: bool) -> core::result::Result<(), TryReserveError> {
+        let n = self.times.len();
+        if weighed && self.weight.is_empty() {
+            self.weight.try_reserve_exact(n)?;
+            self.weight.resize(n, 0);
+        }
+        if hashed && self.family.is_empty() {
+            self.family.try_reserve_exact(n)?;
+            self.family.resize(n, NIL);
+        }
+        Ok(())
     }
 
     /// Slot `s`'s own deadline is after `now`: all of liveness for a plain
@@ -387,7 +453,7 @@ impl Engine {
 
     /// A slot's recorded weight (snapshots).
     pub fn weight(&self, s: u32) -> u32 {
-        self.weight[s as usize]
+        self.wt(s as usize)
     }
 
     /// Slots in use, in slot order (snapshots).
@@ -415,19 +481,21 @@ impl Engine {
         });
         let s = self.alloc(kind);
         let i = s as usize;
-        self.weight[i] = weight;
-        self.family[i] = NIL;
+        // A slot handed out is blank (weight 0, family NIL): `release` and
+        // growth leave it so.
+        self.set_wt(i, weight);
         match kind {
             Kind::Field => {
                 self.family[i] = parent;
                 let hid = self.family[parent as usize] as usize;
                 self.policy.links_mut().push_front(&mut self.hashes[hid], s);
-                self.weight[parent as usize] += weight;
+                let p = parent as usize;
+                self.set_wt(p, self.wt(p) + weight);
                 self.entries += 1;
             }
             Kind::Hash => {
                 let hid = self.new_hash_list();
-                self.family[i] = hid;
+                self.set_family(i, hid);
                 self.keys += 1;
                 self.policy.insert(s, true);
             }

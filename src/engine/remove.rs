@@ -53,12 +53,16 @@ impl Engine {
         self.wheel.cancel(s);
         self.times[i] = Times::EMPTY;
         self.kind[i] = Kind::Free;
-        self.weight[i] = 0;
-        self.family[i] = NIL;
+        self.set_wt(i, 0);
+        if !self.family.is_empty() {
+            self.family[i] = NIL;
+        }
         if self.grace_on {
             self.grace_ms[i] = self.grace;
         }
-        self.free.push(s);
+        self.wheel.set_next_spare(s, self.free);
+        self.free = s;
+        self.free_len += 1;
     }
 
     /// Removes a slot and everything it owns, logging each record. Returns
@@ -70,7 +74,7 @@ impl Engine {
             Kind::Plain => {
                 self.policy.remove(s);
                 let reason = self.log(s, reason, Kind::Plain, NIL);
-                self.bytes -= u64::from(self.weight[i]);
+                self.bytes -= u64::from(self.wt(i));
                 self.entries -= 1;
                 self.keys -= 1;
                 self.release(s);
@@ -92,8 +96,8 @@ impl Engine {
                 let h = self.family[i];
                 let hid = self.family[h as usize] as usize;
                 self.policy.links_mut().unlink(&mut self.hashes[hid], s);
-                let w = self.weight[i];
-                self.weight[h as usize] -= w;
+                let w = self.wt(i);
+                self.set_wt(h as usize, self.wt(h as usize) - w);
                 self.bytes -= u64::from(w);
                 self.entries -= 1;
                 let field_reason = self.log(s, reason, Kind::Field, h);
@@ -121,11 +125,13 @@ impl Engine {
     /// fields through their hashes, never the slots once used and freed.
     /// Slots reserved by the host stay reserved.
     pub fn clear(&mut self) {
-        // Queue order, each hash's fields just before it. (No sort: the
-        // order of "cleared" removals is unspecified, and a sort costs wasm.)
-        // Taken one at a time: a list of them would be an allocation the
-        // binding's `try_room` does not make, a trap when memory is full.
-        while let Some(k) = self.policy.first() {
+        // Keys as they come off the queues, each hash's fields just before
+        // it. (No sort: the order of "cleared" removals is unspecified, and a
+        // sort costs wasm. No list of the keys either: at 1M keys its 4 MB
+        // would raise wasm memory's high-water mark, which never comes down,
+        // and it was an allocation the binding's `try_room` does not make:
+        // a trap when memory is full.)
+        while let Some(k) = self.policy.pop_any() {
             if self.kind[k as usize] == Kind::Hash {
                 let hid = self.family[k as usize] as usize;
                 while let Some(f) = self.policy.links_mut().pop_front(&mut self.hashes[hid]) {
@@ -136,7 +142,6 @@ impl Engine {
             } else {
                 self.log(k, Reason::Cleared, Kind::Plain, NIL);
             }
-            self.policy.remove(k);
             self.release(k);
         }
         self.hashes.clear();

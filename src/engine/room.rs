@@ -50,14 +50,14 @@ impl Engine {
                 while f != NIL {
                     if Some(f) != replacing && self.times[f as usize].deadline() > self.now() {
                         e += 1;
-                        b += u64::from(self.weight[f as usize]);
+                        b += u64::from(self.wt(f as usize));
                     }
                     f = self.policy.links().next(f);
                 }
             } else {
-                let old = replacing.map_or(0, |s| u64::from(self.weight[s as usize]));
+                let old = replacing.map_or(0, |s| u64::from(self.wt(s as usize)));
                 e += u64::from(self.field_count(h));
-                b += u64::from(self.weight[h as usize]) - old;
+                b += u64::from(self.wt(h as usize)) - old;
             }
         }
         (e, b)
@@ -94,15 +94,24 @@ impl Engine {
     }
 
     pub(super) fn alloc(&mut self, kind: Kind) -> u32 {
-        let s = match self.free.pop() {
-            Some(s) => s,
-            None => {
+        let s = match self.free {
+            NIL => {
                 if self.high as usize == self.times.len() {
                     self.grow((self.times.len() * 2).max(64));
                 }
+                // The wheel marks its lists' ends with the numbers from
+                // `END` up (wasm memory cannot hold that many slots).
+                #[cfg(not(target_arch = "wasm32"))]
+                assert!(self.high < crate::wheel::END, "more slots than the wheel can number");
                 // Low slots first, so the host's slot-indexed arrays stay dense.
                 self.high += 1;
                 self.high - 1
+            }
+            s => {
+                self.free = self.wheel.next_linked(s);
+                self.free_len -= 1;
+                self.wheel.set_next_spare(s, NIL);
+                s
             }
         };
         debug_assert_eq!(self.kind[s as usize], Kind::Free, "slot {} handed out twice", s);
@@ -129,15 +138,20 @@ impl Engine {
             self.grace_ms.resize(cap, self.grace);
         }
         self.kind.resize(cap, Kind::Free);
-        self.weight.resize(cap, 0);
-        self.family.resize(cap, NIL);
+        // The lazy columns, once on, keep the slots' length.
+        if !self.weight.is_empty() {
+            self.weight.resize(cap, 0);
+        }
+        if !self.family.is_empty() {
+            self.family.resize(cap, NIL);
+        }
         self.wheel.grow(cap);
         self.policy.grow(cap);
     }
 
     /// Makes room, fallibly, for a call that takes up to `slots` new slots and
     /// removes up to `removals`: afterwards it allocates nothing (the columns,
-    /// the free list, the hash lists and the removal log all have capacity).
+    /// the hash lists and the removal log all have capacity).
     /// In wasm a failed allocation aborts the instance, so the binding calls
     /// this before every mutating call; on `Err` nothing has changed.
     ///
@@ -151,38 +165,61 @@ impl Engine {
     ) -> core::result::Result<(), TryReserveError> {
         let len = self.times.len();
         let need = self.high as usize + slots;
-        if need > len {
-            // Doubling, except that the step past maxEntries (plus the
-            // host's reserved and queued slots) stops there: a cache filled
-            // to its bound holds no unused columns; hashes, which take slots
-            // without being entries, grow it on by doubling.
-            let bound = usize::try_from(self.max_entries.saturating_add(512)).unwrap_or(usize::MAX);
-            let double = if len < bound { (len * 2).min(bound) } else { len * 2 };
-            let extra = need.max(double).max(step) - len;
-            self.times.try_reserve_exact(extra)?;
-            self.kind.try_reserve_exact(extra)?;
-            self.weight.try_reserve_exact(extra)?;
-            self.family.try_reserve_exact(extra)?;
-            self.wheel.try_reserve(extra)?;
-            self.policy.try_reserve(extra)?;
-            self.grow(len + extra);
-        }
+        let grown = if need > len { self.try_grow(len, need, step) } else { Ok(()) };
+        // Even when growth failed, which may have taken the log's block: a
+        // call that only removes (a `delete` in a full memory) needs it.
+        self.log.try_reserve(3 * removals)?;
+        grown?;
         // Each slot is freed at most once per call, and a hash's list at most
         // once; capacity is kept, so this allocates only as the cache grows.
-        let cap = self.times.len();
-        self.free.try_reserve(cap - self.free.len())?;
         self.hashes.try_reserve(slots)?;
         self.hash_free.try_reserve(self.hashes.len() + slots - self.hash_free.len())?;
-        if slots > 0 {
-            self.wheel.try_reserve(0)?;
+        Ok(())
+    }
+
+    /// `try_room`'s growth of the columns from `len` slots to at least `need`.
+    fn try_grow(&mut self, len: usize, need: usize, step: usize) -> core::result::Result<(), TryReserveError> {
+        // Doubling, except that the step past maxEntries (plus the
+        // host's reserved and queued slots) stops there: a cache filled
+        // to its bound holds no unused columns; hashes, which take slots
+        // without being entries, grow it on by doubling.
+        let bound = usize::try_from(self.max_entries.saturating_add(512)).unwrap_or(usize::MAX);
+        let double = if len < bound { (len * 2).min(bound) } else { len * 2 };
+        let extra = need.max(double).max(step) - len;
+        // The wasm heap never gives memory back, so what counts is its
+        // peak. The log (12 bytes a slot, empty between calls) gives its
+        // block back first, so that the new blocks can take it. The clocks
+        // (24 bytes a slot) move first: should a later column fail, the
+        // block they left holds the log again (`try_room`). Then the links,
+        // before the byte columns (a replay of a 1M-entry fill against
+        // `heap.rs`: 61 MB for 56 held, with either order of its free
+        // ranges; kind before the queues' links took 66 with one of them,
+        // and the log kept, 74). Moving the clocks last measured 57.5 MB,
+        // but a failure then leaves the log's block taken by the links.
+        if self.log.is_empty() {
+            self.log = Vec::new();
         }
-        self.log.try_reserve(3 * removals)?;
+        self.times.try_reserve_exact(extra)?;
+        // (Nothing for a lazy column still off: reserving would allocate it.)
+        if !self.weight.is_empty() {
+            self.weight.try_reserve_exact(extra)?;
+        }
+        if !self.family.is_empty() {
+            self.family.try_reserve_exact(extra)?;
+        }
+        // (With its buckets, at the first growth: no slot is scheduled
+        // before there is one.)
+        self.wheel.try_reserve(extra)?;
+        self.policy.links_mut().try_reserve(extra)?;
+        self.kind.try_reserve_exact(extra)?;
+        self.policy.try_reserve(extra)?;
+        self.grow(len + extra);
         Ok(())
     }
 
     /// Slots in use (live, dead unswept, or reserved for the host).
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
     pub fn used(&self) -> usize {
-        self.high as usize - self.free.len()
+        (self.high - self.free_len) as usize
     }
 }

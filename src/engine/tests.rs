@@ -348,3 +348,86 @@ fn grace_bookkeeping_holds_under_random_operations() {
         }
     }
 }
+
+#[test]
+fn freed_slots_thread_through_the_wheel_and_come_back_last_freed_first() {
+    // The free list lives in the wheel's `next` column: slots freed while
+    // others are scheduled (an expiry sweep, a delete, `clear`) must come
+    // back, last freed first, and leave the wheel's buckets intact.
+    let mut e = engine(Options::default());
+    let s: Vec<u32> = (0..6).map(|i| plain(&mut e, 10.0 + f64::from(i), NEVER)).collect();
+    e.remove(s[4], Reason::Deleted);
+    e.remove(s[1], Reason::Deleted);
+    e.check_invariants().unwrap();
+    assert_eq!(e.used(), 4);
+    assert_eq!(plain(&mut e, 100.0, NEVER), s[1]);
+    assert_eq!(plain(&mut e, 100.0, NEVER), s[4]);
+    // Scheduled again: linked into buckets, no longer in the free list.
+    assert_eq!(plain(&mut e, 100.0, NEVER), 6, "free list empty: a new slot");
+    e.check_invariants().unwrap();
+    // A sweep frees slots in deadline order; they come back in reverse.
+    assert_eq!(e.tick(13.5).unwrap(), 3); // s[0], s[2], s[3]
+    e.check_invariants().unwrap();
+    assert_eq!(e.scheduled(), 4);
+    let again: Vec<u32> = (0..3).map(|_| plain(&mut e, 100.0, NEVER)).collect();
+    assert_eq!(again, vec![s[3], s[2], s[0]]);
+    e.clear();
+    e.check_invariants().unwrap();
+    assert_eq!(e.used(), 0);
+    let after: Vec<u32> = (0..8).map(|_| plain(&mut e, 100.0, NEVER)).collect();
+    let mut sorted = after.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, (0..8).collect::<Vec<u32>>(), "every freed slot reused once, none past high");
+    e.check_invariants().unwrap();
+}
+
+#[test]
+fn weight_and_family_columns_switch_on_mid_life_and_keep_up_with_growth() {
+    // Plain weightless entries need neither column; the first weight and
+    // the first hash turn one on, sized to every slot, and growth keeps
+    // them as long as the others (else a later slot indexes past them).
+    let mut e = engine(Options { max_bytes: Some(1000), ..Default::default() });
+    let w = Write::default();
+    let plains: Vec<u32> = (0..10).map(|_| e.write(None, &w, 0, false).unwrap().unwrap()).collect();
+    assert!(e.weight.is_empty() && e.family.is_empty(), "no weight, no hash: no columns");
+    assert_eq!(e.parent(plains[3]), NIL);
+    // A weighted overwrite turns `weight` on mid-life.
+    e.write(Some(plains[3]), &w, 7, false).unwrap();
+    assert_eq!(e.weight.len(), e.capacity());
+    assert_eq!((e.weight(plains[3]), e.weight(plains[4]), e.bytes()), (7, 0, 7));
+    e.check_invariants().unwrap();
+    // A hash turns `family` on; its weight is its fields'.
+    let f = e.hwrite(None, None, &w, 5, false).unwrap().unwrap();
+    let h = e.parent(f);
+    assert_eq!(e.family.len(), e.capacity());
+    assert_eq!(e.parent(plains[0]), NIL, "plain entries keep no family");
+    assert_eq!((e.weight(h), e.bytes()), (5, 12));
+    // Grow well past the capacity both columns were switched on at.
+    let cap = e.capacity();
+    for i in 0..cap * 3 {
+        e.try_room(1, 1, 8).unwrap();
+        e.write(None, &w, (i % 2) as u32, false).unwrap();
+    }
+    assert!(e.capacity() > cap);
+    assert_eq!((e.weight.len(), e.family.len()), (e.capacity(), e.capacity()));
+    e.check_invariants().unwrap();
+    // Removing the weighed slots returns the bytes; the column stays on.
+    e.remove(plains[3], Reason::Deleted);
+    e.remove(h, Reason::Deleted);
+    assert_eq!(e.bytes(), (cap * 3 / 2) as u64);
+    e.check_invariants().unwrap();
+}
+
+#[test]
+fn try_columns_turns_on_only_what_is_asked() {
+    let mut e = engine(Options::default());
+    e.try_room(4, 0, 8).unwrap();
+    e.try_columns(false, false).unwrap();
+    assert!(e.weight.is_empty() && e.family.is_empty());
+    e.try_columns(true, false).unwrap();
+    assert_eq!((e.weight.len(), e.family.len()), (e.capacity(), 0));
+    e.try_columns(false, true).unwrap();
+    assert_eq!(e.family.len(), e.capacity());
+    assert!(e.family.iter().all(|&v| v == NIL) && e.weight.iter().all(|&v| v == 0));
+    e.check_invariants().unwrap();
+}

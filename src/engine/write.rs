@@ -33,7 +33,7 @@ impl Engine {
 
     fn set_clocks(&mut self, s: u32, c: WriteClocks) {
         // A slot with no deadline is in no wheel bucket (an invariant), so
-        // natively an overwrite of one skips the wheel's `home` column, a
+        // natively an overwrite of one skips the load of its wheel links, a
         // cache miss. Not in wasm, whose download size is gated: there the
         // branch cost bytes.
         #[cfg(not(target_arch = "wasm32"))]
@@ -55,12 +55,12 @@ impl Engine {
         debug_assert!(!self.over(u64::from(kind == Kind::Plain), u64::from(weight)), "no room after make_room");
         let s = self.alloc(kind);
         let i = s as usize;
-        self.weight[i] = weight;
+        self.set_wt(i, weight);
         if kind == Kind::Hash {
             let hid = self.new_hash_list();
-            self.family[i] = hid;
+            self.set_family(i, hid);
         } else {
-            self.family[i] = NIL;
+            // (Its family is `NIL` already: a slot handed out is blank.)
             self.entries += 1;
             self.counters.inserted += 1;
         }
@@ -89,9 +89,8 @@ impl Engine {
     pub fn commit_reserved(&mut self, s: u32, to_main: bool) {
         let i = s as usize;
         debug_assert_eq!(self.kind[i], Kind::Reserved);
+        // Weight 0 and family `NIL` already: a slot handed out is blank.
         self.kind[i] = Kind::Plain;
-        self.weight[i] = 0;
-        self.family[i] = NIL;
         self.entries += 1;
         self.keys += 1;
         self.counters.inserted += 1;
@@ -108,13 +107,13 @@ impl Engine {
         debug_assert_eq!(self.kind[h as usize], Kind::Hash, "the hash survived make_room");
         let s = self.alloc(Kind::Field);
         let i = s as usize;
-        self.weight[i] = weight;
+        self.set_wt(i, weight);
         self.family[i] = h;
         let hid = self.family[h as usize] as usize;
         // A field is never in an eviction queue, so its queue links are free
         // to chain it to its siblings.
         self.policy.links_mut().push_front(&mut self.hashes[hid], s);
-        self.weight[h as usize] += weight;
+        self.set_wt(h as usize, self.wt(h as usize) + weight);
         self.entries += 1;
         self.bytes += u64::from(weight);
         self.counters.inserted += 1;
@@ -129,18 +128,19 @@ impl Engine {
         // Natively, with no bytes held every weight is 0: skip the column's
         // load (a cache miss). Not in wasm, where it cost download bytes.
         #[cfg(not(target_arch = "wasm32"))]
-        let old = if self.bytes == 0 { 0 } else { self.weight[i] };
+        let old = if self.bytes == 0 { 0 } else { self.wt(i) };
         #[cfg(target_arch = "wasm32")]
-        let old = self.weight[i];
+        let old = self.wt(i);
         let owner = if self.kind[i] == Kind::Field { self.family[i] } else { s };
         if weight > old {
             self.make_room(0, u64::from(weight - old), Some(owner));
             debug_assert!(!self.over(0, u64::from(weight - old)), "check_fits passed, yet no room to grow");
         }
         debug_assert!(!matches!(self.kind[i], Kind::Free | Kind::Reserved), "overwrite of a dead slot");
-        self.weight[i] = weight;
+        self.set_wt(i, weight);
         if owner != s {
-            self.weight[owner as usize] = self.weight[owner as usize] - old + weight;
+            let o = owner as usize;
+            self.set_wt(o, self.wt(o) - old + weight);
         }
         self.bytes = self.bytes - u64::from(old) + u64::from(weight);
         self.counters.updated += 1;
@@ -170,12 +170,12 @@ impl Engine {
             return Ok(None);
         }
         // `overwrite` with the slot its own owner.
-        let old = if self.bytes == 0 { 0 } else { self.weight[i] };
+        let old = if self.bytes == 0 { 0 } else { self.wt(i) };
         if weight > old {
             self.make_room(0, u64::from(weight - old), Some(s));
             debug_assert!(!self.over(0, u64::from(weight - old)), "check_fits passed, yet no room to grow");
         }
-        self.weight[i] = weight;
+        self.set_wt(i, weight);
         self.bytes = self.bytes - u64::from(old) + u64::from(weight);
         self.counters.updated += 1;
         if !w.keep_ttl {
@@ -183,6 +183,35 @@ impl Engine {
         }
         self.policy.hit(s);
         Ok(Some(s))
+    }
+
+    /// [`rewrite`](Self::rewrite) of a default write (no per-write clock,
+    /// weight 0) to live plain slot `s`: the cache's own clocks, resolved
+    /// and checked here without building a `Write`'s `Result`s, and no room
+    /// to make (the weight can only shrink). `false` (nothing changed) when
+    /// the default clocks would fail or end the entry: `rewrite` then says
+    /// which. The crate API's only, as `rewrite`.
+    #[cfg(any(feature = "std", not(target_arch = "wasm32")))]
+    pub fn rewrite_default(&mut self, s: u32) -> bool {
+        let now = self.now();
+        let (abs, idle) = (now + self.ttl, self.idle);
+        // Overflow (a `deadline` error) or a deadline at `now`.
+        if (abs == NEVER && self.ttl != NEVER)
+            || (now + idle == NEVER && idle != NEVER)
+            || abs <= now
+            || now + idle <= now
+        {
+            return false;
+        }
+        let i = s as usize;
+        if self.bytes != 0 {
+            self.bytes -= u64::from(self.weight[i]);
+            self.weight[i] = 0;
+        }
+        self.counters.updated += 1;
+        self.set_clocks(s, WriteClocks { abs, idle });
+        self.policy.hit(s);
+        true
     }
 
     /// Validates a write to slot `s` and resolves its clocks; `keep_ttl`
@@ -207,6 +236,7 @@ impl Engine {
         let c = self.check_write(s, w)?;
         let live = s.filter(|&s| self.is_live(s));
         self.check_fits(weight, None, live)?;
+        self.columns_for(weight, false)?;
         Ok(match (s, live) {
             (Some(s), Some(_)) if !self.clocks_live(&c) => {
                 self.remove(s, Reason::Deleted);
@@ -241,6 +271,7 @@ impl Engine {
         let live_f = f.filter(|&f| live_h.is_some() && self.is_live(f));
         let c = self.check_write(live_f, w)?;
         self.check_fits(weight, live_h, live_f)?;
+        self.columns_for(weight, true)?;
         if let Some(f) = live_f {
             if self.clocks_live(&c) {
                 self.overwrite(f, (!w.keep_ttl).then_some(c), weight);
