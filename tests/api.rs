@@ -225,4 +225,28 @@ fn entries_without_clocks_read_fast_and_still_follow_every_clock_change() {
     assert_eq!(c.get("k"), Some(&1.0));
     let snap = c.snapshot_with(key, |_, _, v| Ok(lapse_cache::snapshot::Value::Number(*v))).unwrap();
     assert_eq!(snap.entries[0].clocks.last, 5.0);
+
+    // A read while bare outlives the clocks that end the fast read: `expire`
+    // keeps it as the last access (the JS host, which always writes it into
+    // the row, snapshots 5 here too).
+    let mut c = TtlCache::new(0.0);
+    c.insert("k".to_string(), 1.0).unwrap();
+    c.tick(5.0).unwrap();
+    assert_eq!(c.get("k"), Some(&1.0));
+    c.tick(6.0).unwrap();
+    assert!(c.expire("k", 100.0, None).unwrap());
+    let snap = c.snapshot_with(key, |_, _, v| Ok(lapse_cache::snapshot::Value::Number(*v))).unwrap();
+    assert_eq!(snap.entries[0].clocks.last, 5.0, "the read while bare is the last access");
+
+    // A bare entry never read keeps its written last access, even a negative
+    // one (found by the snapshot_decode fuzzer: an unread item counted as
+    // read at time 0).
+    let mut c = TtlCache::new(-50.0);
+    c.insert("k".to_string(), 1.0).unwrap();
+    c.tick(-10.0).unwrap();
+    let snap = c.snapshot_with(key, |_, _, v| Ok(lapse_cache::snapshot::Value::Number(*v))).unwrap();
+    assert_eq!(snap.entries[0].clocks.last, -50.0);
+    let back = TtlCache::<String, f64>::restore_with(&snap, |k| Ok(String::from_utf16_lossy(k)), |_| Ok(1.0)).unwrap();
+    let again = back.snapshot_with(key, |_, _, v| Ok(lapse_cache::snapshot::Value::Number(*v))).unwrap();
+    assert_eq!(again.entries[0].clocks.last, -50.0, "restore + snapshot keeps it");
 }

@@ -46,7 +46,8 @@ enum Item<K, V> {
         key: K,
         value: V,
         /// A bare entry's last read (the engine's row has its last write):
-        /// the later of the two is its last access.
+        /// the later of the two is its last access. `-inf` until the first
+        /// read, since times may be negative.
         last: f64,
     },
     /// Boxed: an inline map would widen every slot by 32 bytes.
@@ -526,10 +527,15 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         }
     }
 
-    /// Clears the bare mark of the item at `s` (its clocks may have changed).
+    /// Clears the bare mark of the item at `s`, before its clocks may change:
+    /// its last read while bare goes into the engine's row, which is where a
+    /// marked-down entry's last access is read (and what an idle window or a
+    /// snapshot starts from).
     fn unmark_bare(&mut self, s: u32) {
-        if let Some(Item::Plain { bare, .. }) = self.items.get_mut(s as usize) {
+        if let Some(Item::Plain { bare: bare @ true, last, .. }) = self.items.get_mut(s as usize) {
             *bare = false;
+            let row = &mut self.engine.times[s as usize];
+            row.last = row.last.max(*last);
         }
     }
 

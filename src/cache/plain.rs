@@ -115,7 +115,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                 }
                 _ => {
                     let seq = self.next_seq();
-                    *self.item(r) = Item::Plain { hash: h, bare: false, key, value, last: 0.0 };
+                    *self.item(r) = Item::Plain { hash: h, bare: false, key, value, last: f64::NEG_INFINITY };
                     self.set_seq(r, seq);
                     self.index_slot(h, r);
                 }
@@ -401,9 +401,10 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     {
         self.sync();
         let s = self.live_slot(key);
+        s.into_iter().for_each(|s| self.unmark_bare(s));
         let r = self.engine.set_expiry(s, ms, true, cond).map_err(native)?;
-        if r {
-            s.into_iter().for_each(|s| self.unmark_bare(s));
+        if !r {
+            s.into_iter().for_each(|s| self.mark_bare(s));
         }
         self.drain();
         Ok(r)
@@ -426,9 +427,10 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     {
         self.sync();
         let s = self.live_slot(key);
+        s.into_iter().for_each(|s| self.unmark_bare(s));
         let r = self.engine.set_expiry(s, t, false, cond).map_err(native)?;
-        if r {
-            s.into_iter().for_each(|s| self.unmark_bare(s));
+        if !r {
+            s.into_iter().for_each(|s| self.mark_bare(s));
         }
         self.drain();
         Ok(r)

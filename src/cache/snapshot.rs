@@ -109,7 +109,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                     let s = c.engine.restore_slot(Kind::Plain, NIL, times(&e.clocks), *weight);
                     let hk = c.hash(&k);
                     let seq = c.next_seq();
-                    *c.item(s) = Item::Plain { hash: hk, bare: false, key: k, value: v, last: 0.0 };
+                    *c.item(s) = Item::Plain { hash: hk, bare: false, key: k, value: v, last: f64::NEG_INFINITY };
                     c.mark_bare(s);
                     c.set_seq(s, seq);
                     c.index_slot(hk, s);
