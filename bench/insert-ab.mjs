@@ -24,6 +24,7 @@
 import { spawnSync } from "node:child_process";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { resolve } from "node:path";
+import { loopInsert, loopOverwrite, median as med } from "./lib/suite.mjs";
 
 const argv = process.argv.slice(2);
 const opt = { n: 100000, procs: 10, rounds: 5, reps: 0, mode: "ins", flags: "--expose-gc", child: false, free: false };
@@ -37,27 +38,6 @@ for (let i = 0; i < argv.length; i++) {
 }
 for (const k of ["n", "procs", "rounds", "reps"]) opt[k] = Number(opt[k]);
 if (!opt.reps) opt.reps = Math.max(1, Math.round(1_000_000 / opt.n));
-
-const med = (xs) => {
-  const a = [...xs].sort((x, y) => x - y);
-  const m = a.length >> 1;
-  return a.length % 2 ? a[m] : (a[m - 1] + a[m]) / 2;
-};
-
-function loopInsert(c, keys, n, tick) {
-  for (let i = 0; i < n; i++) {
-    if ((i & 1023) === 0) tick(c);
-    c.set(keys[i], i);
-  }
-}
-
-function loopOverwrite(c, keys, order, tick) {
-  const n = order.length;
-  for (let i = 0; i < n; i++) {
-    if ((i & 1023) === 0) tick(c);
-    c.set(keys[order[i]], i + 1);
-  }
-}
 
 async function child() {
   const url = pathToFileURL(resolve(pkgs[0], "dist/lapse.js")).href;

@@ -49,14 +49,15 @@ function loopGet(c, keys, order, tick) {
   return miss;
 }
 
-function loopInsert(c, keys, n, tick) {
+// Exported for bench/insert-ab.mjs, which times the same loops between two builds.
+export function loopInsert(c, keys, n, tick) {
   for (let i = 0; i < n; i++) {
     if ((i & 1023) === 0) tick(c);
     c.set(keys[i], i);
   }
 }
 
-function loopOverwrite(c, keys, order, tick) {
+export function loopOverwrite(c, keys, order, tick) {
   const n = order.length;
   for (let i = 0; i < n; i++) {
     if ((i & 1023) === 0) tick(c);
