@@ -68,11 +68,10 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         // The commonest write, a default one over a live plain entry, in
         // few instructions: no `Result`s of clocks resolved from options,
         // no room to make, no log unless the write-time reclaim wrote one.
-        if let Some(s) = s {
+        if let Some(s) = s.filter(|_| weight == 0 && w == Write::default()) {
             let now = self.time();
-            let default = weight == 0 && w == Write::default();
             if let Item::Plain { value: prev, .. } = &mut self.items[s as usize] {
-                if default && self.engine.own_live(s, now) && self.engine.rewrite_default(s) {
+                if self.engine.own_live(s, now) && self.engine.rewrite_default(s) {
                     let old = std::mem::replace(prev, value);
                     self.mark_bare(s);
                     self.reclaim();
@@ -399,15 +398,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.sync();
-        let s = self.live_slot(key);
-        s.into_iter().for_each(|s| self.unmark_bare(s));
-        let r = self.engine.set_expiry(s, ms, true, cond).map_err(native)?;
-        if !r {
-            s.into_iter().for_each(|s| self.mark_bare(s));
-        }
-        self.drain();
-        Ok(r)
+        self.set_expiry(key, ms, true, cond)
     }
 
     /// Sets the absolute deadline at time `t` (a past time deletes), if `cond`
@@ -425,10 +416,22 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.set_expiry(key, t, false, cond)
+    }
+
+    /// [`expire`](Self::expire) (`relative`) and [`expire_at`](Self::expire_at):
+    /// a bare entry is marked down first, so its last read reaches the
+    /// engine's row before the clocks change, and marked again if nothing
+    /// changed.
+    fn set_expiry<Q>(&mut self, key: &Q, t: f64, relative: bool, cond: Option<Cond>) -> Result<bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.sync();
         let s = self.live_slot(key);
         s.into_iter().for_each(|s| self.unmark_bare(s));
-        let r = self.engine.set_expiry(s, t, false, cond).map_err(native)?;
+        let r = self.engine.set_expiry(s, t, relative, cond).map_err(native)?;
         if !r {
             s.into_iter().for_each(|s| self.mark_bare(s));
         }

@@ -205,8 +205,8 @@ impl Engine {
         }
         let i = s as usize;
         if self.bytes != 0 {
-            self.bytes -= u64::from(self.weight[i]);
-            self.weight[i] = 0;
+            self.bytes -= u64::from(self.wt(i));
+            self.set_wt(i, 0);
         }
         self.counters.updated += 1;
         self.set_clocks(s, WriteClocks { abs, idle });
