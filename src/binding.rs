@@ -231,6 +231,7 @@ impl RawEngine {
         s[ST_LOG_LEN] = self.e.log.len() as u32;
         s[ST_CAP] = self.e.capacity() as u32;
         s[ST_TIMES] = self.e.times.as_ptr() as u32;
+        s[ST_IDLES] = self.e.idles_ptr() as u32;
         s[ST_FREQ] = self.e.policy.freq.as_ptr() as u32;
         s[ST_QUEUE] = self.queue.as_ptr() as u32;
         s[ST_ENTRIES] = self.e.entries().min(u64::from(u32::MAX)) as u32;
@@ -450,7 +451,11 @@ impl RawEngine {
 
     pub fn persist(&mut self, s: u32) -> JsResult<bool> {
         self.check(s)?;
-        self.call_room(0, "key", |e| Ok(e.persist(s)))
+        self.call_room(0, "key", |e| {
+            // Its idle window becomes NEVER: the column, if that is not the default.
+            e.columns_for(0, false, crate::clock::NEVER)?;
+            Ok(e.persist(s))
+        })
     }
 
     pub fn clear(&mut self) -> JsResult<()> {

@@ -26,9 +26,10 @@
 //! block of `ST_LEN` `u32` words (its address: `statusPtr()`, fixed for the
 //! engine's life). Addresses in it are byte offsets into wasm memory.
 //!
-//! - The host MUST re-read `ST_TIMES`, `ST_FREQ` and `ST_CAP` after every
-//!   call: the columns move when the engine grows them, and growth can happen
-//!   in any call that allocates.
+//! - The host MUST re-read `ST_TIMES`, `ST_IDLES`, `ST_FREQ` and `ST_CAP` after
+//!   every call: the columns move when the engine grows them, and growth can
+//!   happen in any call that allocates (the idle column also turns on in a
+//!   call, at the first idle window other than the cache's default).
 //! - Typed-array views of wasm memory go stale (length 0) whenever the memory
 //!   grows, in a call on this engine or on any other engine of the same module,
 //!   successful or not. The host MUST check its views before every read or
@@ -74,8 +75,9 @@
 //!    engine never sweeps, evicts or hands them out again. The host owns them
 //!    until it queues them; `reserve` also moves the queue (`ST_QUEUE`).
 //! 2. Filled by the host. The host MUST write the slot's clocks
-//!    (`TIMES_STRIDE` `f64`s at `ST_TIMES`: `TIMES_ABS`, `TIMES_LAST` = now,
-//!    `TIMES_IDLE`) with a deadline after now, and its `freq` byte (0), and
+//!    (`TIMES_STRIDE` `f64`s at `ST_TIMES`: `TIMES_ABS`, `TIMES_LAST` = now;
+//!    its idle window at `ST_IDLES`, or, while that is 0, only the cache's
+//!    default) with a deadline after now, and its `freq` byte (0), and
 //!    only when the insert needs no eviction (live entries plus queued
 //!    inserts below `maxEntries`, no `maxBytes` weight).
 //! 3. Queued. The host writes the slot number at word `ST_QUEUE / 4 + i`
@@ -98,7 +100,8 @@
 //!   lifecycle above);
 //! - for a live slot (plain entry, hash or field) on a read: `TIMES_LAST` =
 //!   now (restarting its idle window) and its `freq` byte, up to `FREQ_MAX`;
-//! - for a live plain slot on an overwrite: all three clocks, but only when
+//! - for a live plain slot on an overwrite: its clocks and its idle window
+//!   (only the default while `ST_IDLES` is 0), but only when
 //!   its deadline does not move earlier (the wheel reschedules a later
 //!   deadline lazily when the old one fires; an earlier one needs `write`),
 //!   its weight is unchanged, and its deadline is not past;
@@ -185,8 +188,12 @@ group! { status, "Status block: u32 word indexes from statusPtr() / 4",
     pub const ST_HASH: usize = 10;
     /// Byte address of the `f64` the host writes its clock reading into.
     pub const ST_NOW: usize = 11;
+    /// Byte address of the idle column (one `f64` per slot: its idle window,
+    /// or `Infinity`), or 0 while it is off: every slot then has the cache's
+    /// default `idle`.
+    pub const ST_IDLES: usize = 12;
     /// Words in the status block.
-    pub const ST_LEN: usize = 12;
+    pub const ST_LEN: usize = 13;
 }
 
 group! { errors, "Errors: a failed call's sentinel and lapse_error()'s record",
@@ -225,15 +232,15 @@ group! { queue, "Insert queue",
 }
 
 group! { times, "Per-slot clocks: f64 indexes from ST_TIMES / 8 + slot * TIMES_STRIDE",
-    /// `f64`s per slot in the `times` column.
-    pub const TIMES_STRIDE: usize = 3;
+    /// `f64`s per slot in the `times` column (the idle window has its own,
+    /// `ST_IDLES`).
+    pub const TIMES_STRIDE: usize = 2;
     /// Absolute deadline, or `Infinity`. The first word: the JS host adds no
     /// offset for it.
     pub const TIMES_ABS: usize = 0;
-    /// Last access (write or read); the idle deadline is this plus `TIMES_IDLE`.
+    /// Last access (write or read); the idle deadline is this plus the
+    /// slot's idle window (`ST_IDLES`).
     pub const TIMES_LAST: usize = 1;
-    /// Idle window, or `Infinity`.
-    pub const TIMES_IDLE: usize = 2;
     /// Highest value of a slot's `freq` byte (S3-FIFO's read counter).
     pub const FREQ_MAX: u8 = 3;
 }
@@ -652,7 +659,7 @@ mod gen {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::{Kind, Times};
+    use crate::engine::{Clocks, Kind};
     use crate::types::Reason;
 
     /// The engine's own types agree with the numbers the hosts use.
@@ -678,11 +685,11 @@ mod tests {
             assert_eq!(Reason::from_u8(code), r);
             assert_eq!(REASON_NAMES[code as usize], r.as_str());
         }
-        assert_eq!(core::mem::size_of::<Times>(), TIMES_STRIDE * 8);
-        let t = Times { abs: 1.0, last: 2.0, idle: 3.0 };
-        // SAFETY: Times is #[repr(C)] of three f64s (checked above).
-        let a: [f64; 3] = unsafe { core::mem::transmute(t) };
-        assert_eq!((a[TIMES_ABS], a[TIMES_LAST], a[TIMES_IDLE]), (1.0, 2.0, 3.0));
+        assert_eq!(core::mem::size_of::<Clocks>(), TIMES_STRIDE * 8);
+        let t = Clocks { abs: 1.0, last: 2.0 };
+        // SAFETY: Clocks is #[repr(C)] of two f64s (checked above).
+        let a: [f64; 2] = unsafe { core::mem::transmute(t) };
+        assert_eq!((a[TIMES_ABS], a[TIMES_LAST]), (1.0, 2.0));
         assert_eq!(crate::policy::MAX_FREQ, FREQ_MAX);
         assert_eq!(crate::list::NIL, NIL);
     }

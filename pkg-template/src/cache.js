@@ -1,7 +1,8 @@
 // The JS face of lapse. Keys, values and the key -> slot index live here, in
 // a JS Map; deadlines, the expiry wheel, eviction order and sweeping live in
 // wasm. Reads (`get`, `has`, `peek`, `touch`, `ttl`) never cross into wasm:
-// they read the slot's [abs, last, idle] clocks and bump its eviction counter
+// they read the slot's [abs, last] clocks (and its idle window, from its
+// own column once any differs from the cache's default) and bump its eviction counter
 // through typed-array views of wasm memory. Writes pass only numbers.
 //
 // After every call that changes the engine, `#drain()` replays the engine's
@@ -22,7 +23,7 @@ import {
   LOG_STRIDE as LOG_STRIDE_, NIL as NIL_, QUEUE_CAP as QUEUE_CAP_, QUEUE_TO_MAIN as QUEUE_TO_MAIN_, REASON_CLEARED,
   REASON_DELETED, REASON_EVICTED, REASON_FOUND_EXPIRED, REASON_NAMES, SLOT_FIELD as SLOT_FIELD_,
   SLOT_HASH as SLOT_HASH_, SLOT_PLAIN as SLOT_PLAIN_, ST_CAP, ST_ENTRIES as ST_ENTRIES_, ST_FREQ, ST_LOG, ST_LOG_LEN,
-  ST_NOW, ST_QUEUE, ST_QUEUED as ST_QUEUED_, ST_RESERVED, ST_RESERVED_LEN, ST_TIMES, TIMES_IDLE as TIMES_IDLE_,
+  ST_NOW, ST_QUEUE, ST_QUEUED as ST_QUEUED_, ST_RESERVED, ST_RESERVED_LEN, ST_TIMES, ST_IDLES,
   TIMES_LAST as TIMES_LAST_, TIMES_STRIDE as TIMES_STRIDE_, WRITE_AT as WRITE_AT_, WRITE_IDLE,
   WRITE_KEEP_TTL as WRITE_KEEP_TTL_, WRITE_TO_MAIN as WRITE_TO_MAIN_, WRITE_TTL
 } from "./protocol.js";
@@ -63,7 +64,6 @@ const FREQ_MAX = FREQ_MAX_,
   SLOT_PLAIN = SLOT_PLAIN_,
   ST_ENTRIES = ST_ENTRIES_,
   ST_QUEUED = ST_QUEUED_,
-  TIMES_IDLE = TIMES_IDLE_,
   TIMES_LAST = TIMES_LAST_,
   TIMES_STRIDE = TIMES_STRIDE_,
   WRITE_AT = WRITE_AT_,
@@ -73,7 +73,7 @@ const FREQ_MAX = FREQ_MAX_,
 // Accessors to a cache's private state, for the modules that hold its method
 // groups (set in the class's static block).
 export let syncClock, alive, toEngine, drain, flush, written, place, index, measure, live, read, slot, liveSlot,
-  expireNow, deadline, trackBirths, keyMap, keyList, valList, sizeOf, engine, statusAt, clocksAt,
+  expireNow, deadline, idleOf, trackBirths, keyMap, keyList, valList, sizeOf, engine, statusAt, clocksAt,
   now, setNow, clock, opts, born, bornFrom, runningLoads, running, loads, hit, miss, counters;
 
 // A dropped cache's engine is freed by the glue (glue.js), which registers
@@ -101,6 +101,7 @@ export class TtlCache {
   #statusAt; // index of the status block in U32
   #slotCap = -1; // engine slot capacity the views were last based on
   #clocksAt = 0; // index of slot 0's clocks in F64
+  #idlesAt = 0; // index of slot 0's idle window in F64; 0: off, every slot has #idle
   #freqAt = 0; // byte offset of slot 0's frequency counter in U8
   #now;
   #clock; // the followed clock, or undefined for a manual one
@@ -284,6 +285,7 @@ export class TtlCache {
     const cap = U32[st + ST_CAP];
     this.#slotCap = cap;
     this.#clocksAt = U32[st + ST_TIMES] >>> 3;
+    this.#idlesAt = U32[st + ST_IDLES] >>> 3;
     this.#freqAt = U32[st + ST_FREQ];
     // Keep the slot arrays free of holes and as long as the engine's columns: V8
     // reads and writes past the end, or into holes, on a slow path. One
@@ -311,7 +313,13 @@ export class TtlCache {
   #drain() {
     syncViews();
     const st = this.#statusAt;
-    if (U32[st + ST_CAP] !== this.#slotCap || U32[st + ST_TIMES] >>> 3 !== this.#clocksAt) this.#rebase();
+    if (
+      U32[st + ST_CAP] !== this.#slotCap ||
+      U32[st + ST_TIMES] >>> 3 !== this.#clocksAt ||
+      U32[st + ST_IDLES] >>> 3 !== this.#idlesAt
+    ) {
+      this.#rebase();
+    }
     const n = U32[st + ST_LOG_LEN];
     if (n === 0) return null;
     // Consumed: a drain after a call that failed before publishing must not
@@ -437,7 +445,13 @@ export class TtlCache {
     syncViews();
     const t = this.#clocksAt + s * TIMES_STRIDE;
     const now = this.#now;
-    return F64[t] > now && F64[t + TIMES_LAST] + F64[t + TIMES_IDLE] > now;
+    return F64[t] > now && F64[t + TIMES_LAST] + this.#idleOf(s) > now;
+  }
+
+  /** Slot `s`'s idle window (the views synced). */
+  #idleOf(s) {
+    const i = this.#idlesAt;
+    return i === 0 ? this.#idle : F64[i + s];
   }
 
   /** Restarts the slot's idle window and bumps its eviction counter. */
@@ -452,7 +466,7 @@ export class TtlCache {
   #deadline(s) {
     syncViews();
     const t = this.#clocksAt + s * TIMES_STRIDE;
-    const idle = F64[t + TIMES_LAST] + F64[t + TIMES_IDLE];
+    const idle = F64[t + TIMES_LAST] + this.#idleOf(s);
     return F64[t] < idle ? F64[t] : idle;
   }
 
@@ -549,15 +563,18 @@ export class TtlCache {
     const abs = now + ttl;
     const lastIdle = now + idle;
     const t = this.#clocksAt + s * TIMES_STRIDE;
-    const oldIdle = F[t + TIMES_LAST] + F[t + TIMES_IDLE];
+    const i = this.#idlesAt;
+    const oldIdle = F[t + TIMES_LAST] + (i === 0 ? this.#idle : F[i + s]);
     const old = F[t] < oldIdle ? F[t] : oldIdle;
     const vals = this.#valList;
     if (!(old > now) || (lastIdle < abs ? lastIdle : abs) < old || vals[s] instanceof Hash) return false;
-    // A finite ttl/idle that overflows the clock: the engine throws RangeError.
+    // A finite ttl/idle that overflows the clock: the engine throws RangeError;
+    // a window other than the default, with the idle column off: it turns it on.
     if ((abs === Infinity && ttl !== Infinity) || (lastIdle === Infinity && idle !== Infinity)) return false;
+    if (i === 0 && idle !== this.#idle) return false;
     F[t] = abs;
     F[t + TIMES_LAST] = now;
-    F[t + TIMES_IDLE] = idle;
+    if (i !== 0) F[i + s] = idle;
     const born = this.#born;
     if (born !== null) born[s] = now;
     const U = U8;
@@ -585,12 +602,13 @@ export class TtlCache {
     if (!((lastIdle < abs ? lastIdle : abs) > now) || typeof key !== "string") return false;
     // A finite ttl/idle that overflows the clock: the engine throws RangeError.
     if ((abs === Infinity && ttl !== Infinity) || (lastIdle === Infinity && idle !== Infinity)) return false;
-    if (spare.length === 0 || np >= QUEUE_CAP || this.#full()) return false;
+    const i = this.#idlesAt;
+    if (spare.length === 0 || np >= QUEUE_CAP || this.#full() || (i === 0 && idle !== this.#idle)) return false;
     const r = spare.pop();
     const t = this.#clocksAt + r * TIMES_STRIDE;
     F64[t] = abs;
     F64[t + TIMES_LAST] = now;
-    F64[t + TIMES_IDLE] = idle;
+    if (i !== 0) F64[i + r] = idle;
     const born = this.#born;
     if (born !== null) born[r] = now;
     U8[this.#freqAt + r] = 0;
@@ -734,7 +752,8 @@ export class TtlCache {
       const t = this.#clocksAt + s * TIMES_STRIDE;
       const now = this.#now;
       const last = t + TIMES_LAST;
-      if (F64[t] > now && F64[last] + F64[t + TIMES_IDLE] > now) {
+      const i = this.#idlesAt;
+      if (F64[t] > now && F64[last] + (i === 0 ? this.#idle : F64[i + s]) > now) {
         const v = this.#valList[s];
         if (v instanceof Hash) return this.#getOnHash(s);
         F64[last] = now;
@@ -816,7 +835,7 @@ export class TtlCache {
   // properties). V8 inlines them as it does the private accesses they wrap.
   static {
     [syncClock, alive, toEngine, drain, flush, written, place, index, measure, live, read, slot, liveSlot,
-      expireNow, deadline, trackBirths, keyMap, keyList, valList, sizeOf, engine, statusAt,
+      expireNow, deadline, idleOf, trackBirths, keyMap, keyList, valList, sizeOf, engine, statusAt,
       clocksAt, now, setNow, clock, opts, born, bornFrom, runningLoads, running, loads, hit, miss, counters] = [
       (c) => c.#syncClock(),
       (c) => c.#alive(),
@@ -833,6 +852,7 @@ export class TtlCache {
       (c, key) => c.#liveSlot(key),
       (c, s) => c.#expireNow(s),
       (c, s) => c.#deadline(s),
+      (c, s) => c.#idleOf(s),
       (c) => c.#trackBirths(),
       (c) => c.#keyMap,
       (c) => c.#keyList,

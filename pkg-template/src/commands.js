@@ -63,6 +63,14 @@ export function expireKey(c, key, field, s, t, rel, cond) {
   return r;
 }
 
+/** Drops slot `s`'s clocks (`NIL`: none); true if it had one. */
+export function persistSlot(c, s) {
+  if (s === NIL) return false;
+  const had = toEngine(c).persist(s);
+  drain(c); // the idle column may have turned on: re-read where it is
+  return had;
+}
+
 export const commandMethods = {
   /** The live value at `key` without touching it; or `undefined`. */
   peek(key) {
@@ -130,8 +138,7 @@ export const commandMethods = {
   persist(key) {
     syncClock(this);
     checkString("key", key);
-    const s = liveSlot(this, key);
-    return s !== NIL && toEngine(this).persist(s);
+    return persistSlot(this, liveSlot(this, key));
   },
 
   /** Ms until the earliest deadline; `Infinity` if none; `undefined` if missing. */

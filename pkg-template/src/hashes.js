@@ -30,7 +30,7 @@ import {
   valList,
   written,
 } from "./cache.js";
-import { expireKey } from "./commands.js";
+import { expireKey, persistSlot } from "./commands.js";
 import { Hash } from "./hash.js";
 import { invalidate } from "./loading.js";
 import { U32 } from "./memory.js";
@@ -245,7 +245,7 @@ export const hashMethods = {
     checkString("key", key);
     checkString("field", field);
     const f = fieldSlot(this, hashSlot(this, key), field);
-    return f !== NIL && toEngine(this).persist(f);
+    return persistSlot(this, f);
   },
 
   /** Ms until the field goes (its own clocks or its key's, whichever first). */

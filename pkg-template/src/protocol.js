@@ -29,9 +29,10 @@
 // block of `ST_LEN` `u32` words (its address: `statusPtr()`, fixed for the
 // engine's life). Addresses in it are byte offsets into wasm memory.
 //
-// - The host MUST re-read `ST_TIMES`, `ST_FREQ` and `ST_CAP` after every
-//   call: the columns move when the engine grows them, and growth can happen
-//   in any call that allocates.
+// - The host MUST re-read `ST_TIMES`, `ST_IDLES`, `ST_FREQ` and `ST_CAP` after
+//   every call: the columns move when the engine grows them, and growth can
+//   happen in any call that allocates (the idle column also turns on in a
+//   call, at the first idle window other than the cache's default).
 // - Typed-array views of wasm memory go stale (length 0) whenever the memory
 //   grows, in a call on this engine or on any other engine of the same module,
 //   successful or not. The host MUST check its views before every read or
@@ -77,8 +78,9 @@
 //    engine never sweeps, evicts or hands them out again. The host owns them
 //    until it queues them; `reserve` also moves the queue (`ST_QUEUE`).
 // 2. Filled by the host. The host MUST write the slot's clocks
-//    (`TIMES_STRIDE` `f64`s at `ST_TIMES`: `TIMES_ABS`, `TIMES_LAST` = now,
-//    `TIMES_IDLE`) with a deadline after now, and its `freq` byte (0), and
+//    (`TIMES_STRIDE` `f64`s at `ST_TIMES`: `TIMES_ABS`, `TIMES_LAST` = now;
+//    its idle window at `ST_IDLES`, or, while that is 0, only the cache's
+//    default) with a deadline after now, and its `freq` byte (0), and
 //    only when the insert needs no eviction (live entries plus queued
 //    inserts below `maxEntries`, no `maxBytes` weight).
 // 3. Queued. The host writes the slot number at word `ST_QUEUE / 4 + i`
@@ -101,7 +103,8 @@
 //   lifecycle above);
 // - for a live slot (plain entry, hash or field) on a read: `TIMES_LAST` =
 //   now (restarting its idle window) and its `freq` byte, up to `FREQ_MAX`;
-// - for a live plain slot on an overwrite: all three clocks, but only when
+// - for a live plain slot on an overwrite: its clocks and its idle window
+//   (only the default while `ST_IDLES` is 0), but only when
 //   its deadline does not move earlier (the wheel reschedules a later
 //   deadline lazily when the old one fires; an earlier one needs `write`),
 //   its weight is unchanged, and its deadline is not past;
@@ -180,8 +183,10 @@ export const ST_RESERVED_LEN = 9;
 export const ST_HASH = 10;
 /** Byte address of the `f64` the host writes its clock reading into. */
 export const ST_NOW = 11;
+/** Byte address of the idle column (one `f64` per slot: its idle window, or `Infinity`), or 0 while it is off: every slot then has the cache's default `idle`. */
+export const ST_IDLES = 12;
 /** Words in the status block. */
-export const ST_LEN = 12;
+export const ST_LEN = 13;
 
 // ---- Insert queue
 /** Inserts the host may queue before it must call in, and the most slots one `reserve` hands out. */
@@ -192,14 +197,12 @@ export const QUEUE_TO_MAIN = 2147483648;
 export const GHOST_MIN = 64;
 
 // ---- Per-slot clocks: f64 indexes from ST_TIMES / 8 + slot * TIMES_STRIDE
-/** `f64`s per slot in the `times` column. */
-export const TIMES_STRIDE = 3;
+/** `f64`s per slot in the `times` column (the idle window has its own, `ST_IDLES`). */
+export const TIMES_STRIDE = 2;
 /** Absolute deadline, or `Infinity`. The first word: the JS host adds no offset for it. */
 export const TIMES_ABS = 0;
-/** Last access (write or read); the idle deadline is this plus `TIMES_IDLE`. */
+/** Last access (write or read); the idle deadline is this plus the slot's idle window (`ST_IDLES`). */
 export const TIMES_LAST = 1;
-/** Idle window, or `Infinity`. */
-export const TIMES_IDLE = 2;
 /** Highest value of a slot's `freq` byte (S3-FIFO's read counter). */
 export const FREQ_MAX = 3;
 

@@ -33,7 +33,6 @@ import {
   TAG_STRING,
   TAG_TRUE,
   TAG_UNDEFINED,
-  TIMES_IDLE,
   TIMES_LAST,
   TIMES_STRIDE,
 } from "./protocol.js";
@@ -42,6 +41,7 @@ import {
   clock,
   clocksAt,
   drain,
+  idleOf,
   engine,
   flush,
   keyMap,
@@ -292,7 +292,7 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
 function row(c, rows, name, v, s, sized) {
   syncViews();
   const t = clocksAt(c) + s * TIMES_STRIDE;
-  rows.push(name, v, F64[t], F64[t + TIMES_LAST], F64[t + TIMES_IDLE], sized ? engine(c).slotWeight(s) : 0);
+  rows.push(name, v, F64[t], F64[t + TIMES_LAST], idleOf(c, s), sized ? engine(c).slotWeight(s) : 0);
 }
 
 /**

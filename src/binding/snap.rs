@@ -89,7 +89,7 @@ impl RawEngine {
         let (mut next, mut hash) = (0u32, NIL);
         let mut failed = None;
         let r = snapshot::check_with(&bytes, &mut |kind, k, w| {
-            if e.try_room(1, 0, 64).is_err() || e.try_columns(w != 0, kind != Visit::Plain).is_err() {
+            if e.try_room(1, 0, 64).is_err() || e.try_columns(w != 0, kind != Visit::Plain, k.idle).is_err() {
                 failed = Some(oom("bytes"));
                 return Err(corrupt("out of memory"));
             }

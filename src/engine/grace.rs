@@ -43,7 +43,7 @@ impl Engine {
         if self.kind[i] == Kind::Field && !self.own_live(self.family[i], self.now()) {
             return 0.0;
         }
-        let d = self.times[i].deadline();
+        let d = self.deadline_of(s);
         let end = d + self.grace_ms[i].abs();
         if d > self.now() || end <= self.now() {
             0.0

@@ -38,7 +38,7 @@ impl Engine {
         let mut f = self.hashes[hid].head;
         while f != NIL {
             let next = self.policy.links().next(f);
-            if self.times[f as usize].deadline() > self.now() {
+            if self.deadline_of(f) > self.now() {
                 if leading {
                     return;
                 }

@@ -16,7 +16,7 @@ impl Engine {
         let n = self.kind.len();
         // The lazy columns are off (empty) or as long as the others.
         let lazy_ok = |len: usize| len == 0 || len == n;
-        if self.times.len() != n || !lazy_ok(self.weight.len()) || !lazy_ok(self.family.len()) || self.high as usize > n
+        if self.times.len() != n || !lazy_ok(self.idles.len()) || !lazy_ok(self.weight.len()) || !lazy_ok(self.family.len()) || self.high as usize > n
         {
             return Err("column lengths disagree".into());
         }
@@ -60,7 +60,7 @@ impl Engine {
                     if s < self.high && !free[i] {
                         return Err(format!("free slot {s} is not in the free list"));
                     }
-                    if in_wheel || self.wt(i) != 0 || self.parent(s) != NIL || self.times[i] != Times::EMPTY {
+                    if in_wheel || self.wt(i) != 0 || self.parent(s) != NIL || self.times[i] != Clocks::EMPTY {
                         return Err(format!(
                             "free slot {s} keeps state: wheel {in_wheel}, weight {}, {:?}",
                             self.wt(i),
@@ -133,18 +133,18 @@ impl Engine {
                     graced_keys += u64::from(self.graced(i));
                 }
             }
-            if k != Kind::Hash && self.graced(i) && self.times[i].deadline() > self.now() {
+            if k != Kind::Hash && self.graced(i) && self.deadline_of(i as u32) > self.now() {
                 return Err(format!("{k:?} slot {s} is in grace before its deadline"));
             }
             // A slot in grace waits in the wheel for its grace to end, if ever.
             let due = match k {
-                Kind::Plain | Kind::Field if self.graced(i) => self.times[i].deadline() + self.grace_ms[i].abs(),
-                _ => self.times[i].deadline(),
+                Kind::Plain | Kind::Field if self.graced(i) => self.deadline_of(i as u32) + self.grace_ms[i].abs(),
+                _ => self.deadline_of(i as u32),
             };
             if due != NEVER && !in_wheel {
                 return Err(format!("{k:?} slot {s} is due at {due} but is not in the wheel"));
             }
-            if self.times[i].deadline() == NEVER && in_wheel {
+            if self.deadline_of(i as u32) == NEVER && in_wheel {
                 return Err(format!("{k:?} slot {s} has no deadline but is in the wheel"));
             }
         }

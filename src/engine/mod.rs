@@ -29,10 +29,27 @@ mod write;
 // The wasm binding names the value types through `engine::`.
 pub use crate::types::{Cond, Counters, Options, Reason, Write};
 
-/// The clocks of one slot. `#[repr(C)]` because JS reads them through a
-/// `Float64Array` as `[abs, last, idle]` triples.
+/// The clocks of one slot as the engine stores them. `#[repr(C)]` because
+/// JS reads them through a `Float64Array` as `[abs, last]` pairs; the idle
+/// window lives in a column of its own, empty while every slot has the
+/// cache's default (see `Engine::idles`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[repr(C)]
+pub(crate) struct Clocks {
+    /// Absolute deadline, or `NEVER`.
+    pub abs: f64,
+    /// Last access (write, `get`, `touch`).
+    pub last: f64,
+}
+
+impl Clocks {
+    /// A free slot's: no deadline whatever its idle window (`NEVER + idle`
+    /// is `NEVER`).
+    const EMPTY: Clocks = Clocks { abs: NEVER, last: NEVER };
+}
+
+/// All of a slot's clocks (snapshots, restore).
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Times {
     /// Absolute deadline, or `NEVER`.
     pub abs: f64,
@@ -40,14 +57,6 @@ pub(crate) struct Times {
     pub last: f64,
     /// Idle window, or `NEVER`.
     pub idle: f64,
-}
-
-impl Times {
-    const EMPTY: Times = Times { abs: NEVER, last: 0.0, idle: NEVER };
-
-    pub fn deadline(&self) -> f64 {
-        self.abs.min(self.last + self.idle)
-    }
 }
 
 /// Resolved clocks for a write.
@@ -85,7 +94,12 @@ pub(crate) struct Engine {
     budget: u64,
     clock: Clock,
     origin: f64,
-    pub times: Vec<Times>,
+    pub times: Vec<Clocks>,
+    /// Each slot's idle window; empty (every slot has the default, `idle`)
+    /// until a slot's differs, so a cache whose entries all slide by the
+    /// same window pays 16 bytes a slot for its clocks, not 24. A free
+    /// slot's entry is meaningless: every write of clocks writes it.
+    idles: Vec<f64>,
     kind: Vec<Kind>,
     /// Each slot's weight; empty (every weight 0) until a slot weighs
     /// something, so a cache without `sizeOf` pays nothing per entry.
@@ -148,6 +162,7 @@ impl Engine {
             clock,
             origin: now,
             times: Vec::new(),
+            idles: Vec::new(),
             kind: Vec::new(),
             weight: Vec::new(),
             family: Vec::new(),
@@ -216,7 +231,8 @@ impl Engine {
     }
 
     pub fn memory(&self) -> usize {
-        self.times.capacity() * core::mem::size_of::<Times>()
+        self.times.capacity() * core::mem::size_of::<Clocks>()
+            + self.idles.capacity() * 8
             + self.kind.capacity()
             + self.weight.capacity() * 4
             + self.family.capacity() * 4
@@ -278,7 +294,7 @@ impl Engine {
         let mut best = coarse.map_or(NEVER, |t| self.time_of_tick(t));
         let mut s = fine.unwrap_or(NIL);
         while s != NIL {
-            best = best.min(self.times[s as usize].deadline());
+            best = best.min(self.deadline_of(s));
             s = self.wheel.next_linked(s);
         }
         best
@@ -358,22 +374,66 @@ impl Engine {
         self.family[i] = v;
     }
 
+    /// Address of the idle column, or null while it is off (the wasm
+    /// binding's status block).
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    pub fn idles_ptr(&self) -> *const f64 {
+        if self.idles.is_empty() {
+            core::ptr::null()
+        } else {
+            self.idles.as_ptr()
+        }
+    }
+
+    /// Slot `s`'s idle window.
+    pub(crate) fn idle_of(&self, s: u32) -> f64 {
+        if self.idles.is_empty() {
+            self.idle
+        } else {
+            self.idles[s as usize]
+        }
+    }
+
+    /// Sets slot `s`'s idle window; the first that is not the default turns
+    /// the column on (in wasm, `try_columns` has made room for it).
+    pub(crate) fn set_idle(&mut self, s: u32, v: f64) {
+        if v != self.idle && self.idles.is_empty() {
+            self.idles.resize(self.times.len(), self.idle);
+        }
+        if !self.idles.is_empty() {
+            self.idles[s as usize] = v;
+        }
+    }
+
+    /// Slot `s`'s own deadline: the earlier of its absolute one and the end
+    /// of its idle window.
+    pub(crate) fn deadline_of(&self, s: u32) -> f64 {
+        let t = self.times[s as usize];
+        t.abs.min(t.last + self.idle_of(s))
+    }
+
     /// [`try_columns`](Self::try_columns) for a write of `weight` (`hashed`:
     /// to a hash), as the write's error: the last check before it changes
     /// anything.
-    pub(crate) fn columns_for(&mut self, weight: u32, hashed: bool) -> Result<()> {
+    pub(crate) fn columns_for(&mut self, weight: u32, hashed: bool, idle: f64) -> Result<()> {
         // No message to build in a memory that has none left: the wasm
         // binding gives an empty one its static text.
-        self.try_columns(weight != 0, hashed)
+        self.try_columns(weight != 0, hashed, idle)
             .map_err(|_| Error::Range { arg: "value", msg: alloc::string::String::new() })
     }
 
     /// Turns on, fallibly, the columns a write may need that a cache without
-    /// weights (`weighed`) or hashes (`hashed`) does without. In wasm a
-    /// failed allocation inside a call aborts, so every write that may need
-    /// them calls this before it changes anything; on `Err` nothing has.
-    pub fn try_columns(&mut self, weighed: bool, hashed: bool) -> core::result::Result<(), TryReserveError> {
+    /// weights (`weighed`), hashes (`hashed`) or idle windows other than the
+    /// default (`idle`) does without. A hash's own idle window is `NEVER`.
+    /// In wasm a failed allocation inside a call aborts, so every write that
+    /// may need them calls this before it changes anything; on `Err`
+    /// nothing has.
+    pub fn try_columns(&mut self, weighed: bool, hashed: bool, idle: f64) -> core::result::Result<(), TryReserveError> {
         let n = self.times.len();
+        if (idle != self.idle || hashed && self.idle != NEVER) && self.idles.is_empty() {
+            self.idles.try_reserve_exact(n)?;
+            self.idles.resize(n, self.idle);
+        }
         if weighed && self.weight.is_empty() {
             self.weight.try_reserve_exact(n)?;
             self.weight.resize(n, 0);
@@ -389,7 +449,7 @@ impl Engine {
     /// entry, which a host that knows the slot's kind can ask without the
     /// kind column's load.
     pub fn own_live(&self, s: u32, now: f64) -> bool {
-        self.times[s as usize].deadline() > now
+        self.deadline_of(s) > now
     }
 
     /// Live: its own deadline is in the future; for a field, its hash's too;
@@ -435,9 +495,9 @@ impl Engine {
     /// Time left to the earliest deadline at `now`; for a field, its hash's
     /// counts too.
     pub fn ttl_at(&self, s: u32, now: f64) -> f64 {
-        let mut d = self.times[s as usize].deadline();
+        let mut d = self.deadline_of(s);
         if self.kind[s as usize] == Kind::Field {
-            d = d.min(self.times[self.family[s as usize] as usize].deadline());
+            d = d.min(self.deadline_of(self.family[s as usize]));
         }
         if d == NEVER {
             NEVER
@@ -448,7 +508,8 @@ impl Engine {
 
     /// A slot's clocks (snapshots).
     pub fn times(&self, s: u32) -> Times {
-        self.times[s as usize]
+        let t = self.times[s as usize];
+        Times { abs: t.abs, last: t.last, idle: self.idle_of(s) }
     }
 
     /// A slot's recorded weight (snapshots).
@@ -506,7 +567,8 @@ impl Engine {
             }
         }
         self.bytes += u64::from(weight);
-        self.times[i] = t;
+        self.times[i] = Clocks { abs: t.abs, last: t.last };
+        self.set_idle(s, t.idle);
         self.schedule(s);
         s
     }

@@ -51,7 +51,7 @@ impl Engine {
         let i = s as usize;
         debug_assert!(!matches!(self.kind[i], Kind::Free), "slot {s} released twice");
         self.wheel.cancel(s);
-        self.times[i] = Times::EMPTY;
+        self.times[i] = Clocks::EMPTY;
         self.kind[i] = Kind::Free;
         self.set_wt(i, 0);
         if !self.family.is_empty() {

@@ -48,7 +48,7 @@ impl Engine {
                 e = 1; // the field written, new or not
                 let mut f = self.hashes[self.family[h as usize] as usize].head;
                 while f != NIL {
-                    if Some(f) != replacing && self.times[f as usize].deadline() > self.now() {
+                    if Some(f) != replacing && self.deadline_of(f) > self.now() {
                         e += 1;
                         b += u64::from(self.wt(f as usize));
                     }
@@ -133,12 +133,15 @@ impl Engine {
     }
 
     fn grow(&mut self, cap: usize) {
-        self.times.resize(cap, Times::EMPTY);
+        self.times.resize(cap, Clocks::EMPTY);
         if self.grace_on {
             self.grace_ms.resize(cap, self.grace);
         }
         self.kind.resize(cap, Kind::Free);
         // The lazy columns, once on, keep the slots' length.
+        if !self.idles.is_empty() {
+            self.idles.resize(cap, self.idle);
+        }
         if !self.weight.is_empty() {
             self.weight.resize(cap, 0);
         }
@@ -201,6 +204,9 @@ impl Engine {
         }
         self.times.try_reserve_exact(extra)?;
         // (Nothing for a lazy column still off: reserving would allocate it.)
+        if !self.idles.is_empty() {
+            self.idles.try_reserve_exact(extra)?;
+        }
         if !self.weight.is_empty() {
             self.weight.try_reserve_exact(extra)?;
         }

@@ -59,7 +59,7 @@ impl Engine {
                 }
                 Some(Pop::Due(s)) => {
                     let i = s as usize;
-                    let d = self.times[i].deadline();
+                    let d = self.deadline_of(s);
                     if d > self.now() {
                         self.counters.rescheduled += 1;
                         let t = self.tick_of(d);
@@ -107,7 +107,7 @@ impl Engine {
         }
         // At its own (past) deadline's tick, which the wheel clamps to its
         // cursor: `next_expiry` must not report later than that deadline.
-        let d = self.times[h as usize].deadline();
+        let d = self.deadline_of(h);
         let due = self.tick_of(d).min(self.tick_of(self.now()));
         self.wheel.schedule(h, due);
         n
@@ -115,7 +115,7 @@ impl Engine {
 
     /// Puts an unscheduled slot in the wheel at its current deadline.
     pub(super) fn schedule(&mut self, s: u32) {
-        let d = self.times[s as usize].deadline();
+        let d = self.deadline_of(s);
         if d != NEVER {
             let t = self.tick_of(d);
             self.wheel.schedule(s, t);

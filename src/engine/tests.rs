@@ -422,12 +422,54 @@ fn weight_and_family_columns_switch_on_mid_life_and_keep_up_with_growth() {
 fn try_columns_turns_on_only_what_is_asked() {
     let mut e = engine(Options::default());
     e.try_room(4, 0, 8).unwrap();
-    e.try_columns(false, false).unwrap();
-    assert!(e.weight.is_empty() && e.family.is_empty());
-    e.try_columns(true, false).unwrap();
+    e.try_columns(false, false, NEVER).unwrap();
+    assert!(e.weight.is_empty() && e.family.is_empty() && e.idles.is_empty());
+    e.try_columns(true, false, NEVER).unwrap();
     assert_eq!((e.weight.len(), e.family.len()), (e.capacity(), 0));
-    e.try_columns(false, true).unwrap();
+    e.try_columns(false, true, NEVER).unwrap();
     assert_eq!(e.family.len(), e.capacity());
+    // A hash's own idle is NEVER, the default here: no idle column.
+    assert!(e.idles.is_empty());
     assert!(e.family.iter().all(|&v| v == NIL) && e.weight.iter().all(|&v| v == 0));
+    e.check_invariants().unwrap();
+}
+
+#[test]
+fn the_idle_column_turns_on_only_for_a_window_other_than_the_default() {
+    let mut e = engine(Options { idle: Some(50.0), ..Default::default() });
+    let w = Write::default();
+    let a = e.write(None, &w, 0, false).unwrap().unwrap();
+    let b = e.write(None, &Write { ttl: Some(500.0), ..w }, 0, false).unwrap().unwrap();
+    assert!(e.idles.is_empty(), "every slot has the default window");
+    assert_eq!(e.times(a).idle, 50.0);
+    e.advance(30.0).unwrap();
+    e.read(a);
+    // Mid-life, one write with its own window turns the column on, filled
+    // with the default for the others.
+    let c = e.write(None, &Write { idle: Some(10.0), ..w }, 0, false).unwrap().unwrap();
+    assert_eq!(e.idles.len(), e.capacity());
+    assert_eq!((e.times(a).idle, e.times(b).idle, e.times(c).idle), (50.0, 50.0, 10.0));
+    e.check_invariants().unwrap();
+    // Each slot keeps its own window: `c` ends at 40, `b` (unread) at 50,
+    // `a` (read at 30) at 80.
+    e.tick(40.0).unwrap();
+    assert!(!e.is_live(c) && e.is_live(b) && e.is_live(a));
+    e.tick(50.0).unwrap();
+    assert!(!e.is_live(b) && e.is_live(a));
+    // Grown columns keep the default for new slots.
+    for _ in 0..200 {
+        e.write(None, &w, 0, false).unwrap();
+    }
+    assert_eq!(e.idles.len(), e.capacity());
+    let d = e.write(None, &w, 0, false).unwrap().unwrap();
+    assert_eq!(e.ttl_at(d, e.now()), 50.0);
+    // persist drops the window through the column.
+    assert!(e.persist(a));
+    assert_eq!((e.times(a).idle, e.ttl_at(a, e.now())), (NEVER, NEVER));
+    e.check_invariants().unwrap();
+    // A hash (idle NEVER) in a cache with a finite default also needs it.
+    let mut e = engine(Options { idle: Some(50.0), ..Default::default() });
+    e.hwrite(None, None, &w, 0, false).unwrap();
+    assert_eq!(e.idles.len(), e.capacity());
     e.check_invariants().unwrap();
 }

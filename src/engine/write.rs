@@ -37,10 +37,11 @@ impl Engine {
         // cache miss. Not in wasm, whose download size is gated: there the
         // branch cost bytes.
         #[cfg(not(target_arch = "wasm32"))]
-        let scheduled = self.times[s as usize].deadline() != NEVER;
+        let scheduled = self.deadline_of(s) != NEVER;
         #[cfg(target_arch = "wasm32")]
         let scheduled = true;
-        self.times[s as usize] = Times { abs: c.abs, last: self.now(), idle: c.idle };
+        self.times[s as usize] = Clocks { abs: c.abs, last: self.now() };
+        self.set_idle(s, c.idle);
         if scheduled {
             self.wheel.cancel(s);
         }
@@ -161,8 +162,7 @@ impl Engine {
         debug_assert!(self.kind[i] == Kind::Plain && self.is_live(s), "rewrite of slot {s}, not a live plain entry");
         let mut c = self.resolve(w)?;
         if w.keep_ttl {
-            let t = self.times[i];
-            c = WriteClocks { abs: t.abs, idle: t.idle };
+            c = WriteClocks { abs: self.times[i].abs, idle: self.idle_of(s) };
         }
         self.check_fits(weight, None, Some(s))?;
         if !self.clocks_live(&c) {
@@ -220,8 +220,7 @@ impl Engine {
         let mut c = self.resolve(w)?;
         if w.keep_ttl {
             if let Some(s) = s.filter(|&s| self.is_live(s)) {
-                let t = self.times[s as usize];
-                c = WriteClocks { abs: t.abs, idle: t.idle };
+                c = WriteClocks { abs: self.times[s as usize].abs, idle: self.idle_of(s) };
             }
         }
         Ok(c)
@@ -236,7 +235,7 @@ impl Engine {
         let c = self.check_write(s, w)?;
         let live = s.filter(|&s| self.is_live(s));
         self.check_fits(weight, None, live)?;
-        self.columns_for(weight, false)?;
+        self.columns_for(weight, false, c.idle)?;
         Ok(match (s, live) {
             (Some(s), Some(_)) if !self.clocks_live(&c) => {
                 self.remove(s, Reason::Deleted);
@@ -271,7 +270,7 @@ impl Engine {
         let live_f = f.filter(|&f| live_h.is_some() && self.is_live(f));
         let c = self.check_write(live_f, w)?;
         self.check_fits(weight, live_h, live_f)?;
-        self.columns_for(weight, true)?;
+        self.columns_for(weight, true, c.idle)?;
         if let Some(f) = live_f {
             if self.clocks_live(&c) {
                 self.overwrite(f, (!w.keep_ttl).then_some(c), weight);
@@ -343,12 +342,12 @@ impl Engine {
         true
     }
 
-    /// Drops both clocks; true if there was one.
+    /// Drops both clocks; true if there was one. In wasm, `try_columns`
+    /// for an idle of `NEVER` first.
     pub fn persist(&mut self, s: u32) -> bool {
-        let t = &mut self.times[s as usize];
-        let had = t.abs != NEVER || t.idle != NEVER;
-        t.abs = NEVER;
-        t.idle = NEVER;
+        let had = self.times[s as usize].abs != NEVER || self.idle_of(s) != NEVER;
+        self.times[s as usize].abs = NEVER;
+        self.set_idle(s, NEVER);
         self.wheel.cancel(s);
         had
     }
