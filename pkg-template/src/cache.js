@@ -313,13 +313,9 @@ export class TtlCache {
   #drain() {
     syncViews();
     const st = this.#statusAt;
-    if (
-      U32[st + ST_CAP] !== this.#slotCap ||
-      U32[st + ST_TIMES] >>> 3 !== this.#clocksAt ||
-      U32[st + ST_IDLES] >>> 3 !== this.#idlesAt
-    ) {
-      this.#rebase();
-    }
+    // Where the columns are (a call may have grown them, or turned the idle
+    // column on): fewer bytes re-read than compared.
+    this.#rebase();
     const n = U32[st + ST_LOG_LEN];
     if (n === 0) return null;
     // Consumed: a drain after a call that failed before publishing must not
@@ -445,13 +441,7 @@ export class TtlCache {
     syncViews();
     const t = this.#clocksAt + s * TIMES_STRIDE;
     const now = this.#now;
-    return F64[t] > now && F64[t + TIMES_LAST] + this.#idleOf(s) > now;
-  }
-
-  /** Slot `s`'s idle window (the views synced). */
-  #idleOf(s) {
-    const i = this.#idlesAt;
-    return i === 0 ? this.#idle : F64[i + s];
+    return F64[t] > now && F64[t + TIMES_LAST] + idleOf(this, s) > now;
   }
 
   /** Restarts the slot's idle window and bumps its eviction counter. */
@@ -466,7 +456,7 @@ export class TtlCache {
   #deadline(s) {
     syncViews();
     const t = this.#clocksAt + s * TIMES_STRIDE;
-    const idle = F64[t + TIMES_LAST] + this.#idleOf(s);
+    const idle = F64[t + TIMES_LAST] + idleOf(this, s);
     return F64[t] < idle ? F64[t] : idle;
   }
 
@@ -555,6 +545,7 @@ export class TtlCache {
    * Overwrites live slot `s` on this side, if its deadline does not move
    * earlier: the wheel reschedules lazily when the old deadline fires, but
    * an earlier one must be rescheduled by the engine. False: nothing done.
+   * `idle` is the default while the idle column is off (callers check).
    */
   #overwrite(s, value, ttl, idle) {
     syncViews();
@@ -568,10 +559,8 @@ export class TtlCache {
     const old = F[t] < oldIdle ? F[t] : oldIdle;
     const vals = this.#valList;
     if (!(old > now) || (lastIdle < abs ? lastIdle : abs) < old || vals[s] instanceof Hash) return false;
-    // A finite ttl/idle that overflows the clock: the engine throws RangeError;
-    // a window other than the default, with the idle column off: it turns it on.
+    // A finite ttl/idle that overflows the clock: the engine throws RangeError.
     if ((abs === Infinity && ttl !== Infinity) || (lastIdle === Infinity && idle !== Infinity)) return false;
-    if (i === 0 && idle !== this.#idle) return false;
     F[t] = abs;
     F[t + TIMES_LAST] = now;
     if (i !== 0) F[i + s] = idle;
@@ -590,7 +579,7 @@ export class TtlCache {
    * Inserts new `key` on this side, into a slot reserved in advance, which
    * the engine links into its wheel and queues at its next call. False,
    * with nothing done: no room, no reserved slot, a full insert queue, a
-   * bad key, or a deadline already past.
+   * bad key, or a deadline already past. `idle` as in #overwrite.
    */
   #add(key, value, ttl, idle) {
     syncViews();
@@ -603,7 +592,7 @@ export class TtlCache {
     // A finite ttl/idle that overflows the clock: the engine throws RangeError.
     if ((abs === Infinity && ttl !== Infinity) || (lastIdle === Infinity && idle !== Infinity)) return false;
     const i = this.#idlesAt;
-    if (spare.length === 0 || np >= QUEUE_CAP || this.#full() || (i === 0 && idle !== this.#idle)) return false;
+    if (spare.length === 0 || np >= QUEUE_CAP || this.#full()) return false;
     const r = spare.pop();
     const t = this.#clocksAt + r * TIMES_STRIDE;
     F64[t] = abs;
@@ -705,7 +694,9 @@ export class TtlCache {
   #quickSet(key, value, s, flags, wttl, widle) {
     const ttl = flags & WRITE_TTL ? wttl : this.#ttl;
     const idle = flags & WRITE_IDLE ? widle : this.#idle;
-    if (!(ttl > 0 && idle > 0)) return false;
+    // A window other than the default, with the idle column off: the
+    // engine's write turns the column on.
+    if (!(ttl > 0 && idle > 0) || (idle !== this.#idle && this.#idlesAt === 0)) return false;
     if (s !== undefined && s >= 0) {
       const prev = this.#valList[s];
       if (!this.#overwrite(s, value, ttl, idle)) return false;
@@ -852,7 +843,8 @@ export class TtlCache {
       (c, key) => c.#liveSlot(key),
       (c, s) => c.#expireNow(s),
       (c, s) => c.#deadline(s),
-      (c, s) => c.#idleOf(s),
+      // Slot `s`'s idle window (the views synced).
+      (c, s) => (c.#idlesAt === 0 ? c.#idle : F64[c.#idlesAt + s]),
       (c) => c.#trackBirths(),
       (c) => c.#keyMap,
       (c) => c.#keyList,

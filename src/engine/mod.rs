@@ -395,11 +395,14 @@ impl Engine {
     }
 
     /// Sets slot `s`'s idle window; the first that is not the default turns
-    /// the column on (in wasm, `try_columns` has made room for it).
+    /// the column on (in wasm, `try_columns` has turned it on already).
     pub(crate) fn set_idle(&mut self, s: u32, v: f64) {
+        // In wasm, `try_columns` always has: no growth path to download.
+        #[cfg(not(target_arch = "wasm32"))]
         if v != self.idle && self.idles.is_empty() {
             self.idles.resize(self.times.len(), self.idle);
         }
+        debug_assert!(v == self.idle || !self.idles.is_empty(), "an idle window other than the default, no column");
         if !self.idles.is_empty() {
             self.idles[s as usize] = v;
         }
@@ -430,7 +433,7 @@ impl Engine {
     /// nothing has.
     pub fn try_columns(&mut self, weighed: bool, hashed: bool, idle: f64) -> core::result::Result<(), TryReserveError> {
         let n = self.times.len();
-        if (idle != self.idle || hashed && self.idle != NEVER) && self.idles.is_empty() {
+        if (idle != self.idle || hashed) && self.idles.is_empty() {
             self.idles.try_reserve_exact(n)?;
             self.idles.resize(n, self.idle);
         }
