@@ -441,20 +441,19 @@ impl RawEngine {
     }
 
     /// `expire` (`rel`: `t` is ms from now) or `expireAt` on slot `s`
-    /// (`NIL`: missing, validate only). Returns whether anything changed.
+    /// (`NIL`: missing, validate only), or with `COND_PERSIST`, `persist`
+    /// of live slot `s`. Returns whether anything changed.
     pub fn expire_at(&mut self, s: u32, t: f64, rel: bool, cond_code: u32) -> JsResult<bool> {
         if s != NIL {
             self.check(s)?;
         }
-        self.call_room(0, "key", |e| e.set_expiry(Self::slot(s), t, rel, cond(cond_code)))
-    }
-
-    pub fn persist(&mut self, s: u32) -> JsResult<bool> {
-        self.check(s)?;
         self.call_room(0, "key", |e| {
-            // Its idle window becomes NEVER: the column, if that is not the default.
-            e.columns_for(0, false, crate::clock::NEVER)?;
-            Ok(e.persist(s))
+            if cond_code == COND_PERSIST {
+                // Its idle window becomes NEVER: the column, if that is not the default.
+                e.columns_for(0, false, crate::clock::NEVER)?;
+                return Ok(e.persist(s));
+            }
+            e.set_expiry(Self::slot(s), t, rel, cond(cond_code))
         })
     }
 

@@ -4,6 +4,7 @@
 // private state through the accessors cache.js exports.
 
 import {
+  COND_PERSIST,
   NIL,
   REASON_DELETED,
   REASON_EXPIRED,
@@ -66,7 +67,7 @@ export function expireKey(c, key, field, s, t, rel, cond) {
 /** Drops slot `s`'s clocks (`NIL`: none); true if it had one. */
 export function persistSlot(c, s) {
   if (s === NIL) return false;
-  const had = toEngine(c).persist(s);
+  const had = toEngine(c).expireAt(s, 0, false, COND_PERSIST);
   drain(c); // the idle column may have turned on: re-read where it is
   return had;
 }

@@ -78,9 +78,6 @@ export class RawEngine {
   now() {
     return wasm.rawengine_now(this.p);
   }
-  persist(s) {
-    return check(wasm.rawengine_persist(this.p, s)) !== 0;
-  }
   purge() {
     return check(wasm.rawengine_purge(this.p));
   }

@@ -227,6 +227,8 @@ export const COND_XX = 2;
 export const COND_GT = 3;
 /** Only if the new deadline is earlier. */
 export const COND_LT = 4;
+/** Not a condition: `persist` (drop both clocks; the time is ignored), one export fewer. */
+export const COND_PERSIST = 5;
 
 // ---- Removal reasons: a log record's reason, remove's reason argument
 /** The deadline passed. */

@@ -16,7 +16,11 @@ impl Engine {
         let n = self.kind.len();
         // The lazy columns are off (empty) or as long as the others.
         let lazy_ok = |len: usize| len == 0 || len == n;
-        if self.times.len() != n || !lazy_ok(self.idles.len()) || !lazy_ok(self.weight.len()) || !lazy_ok(self.family.len()) || self.high as usize > n
+        if self.times.len() != n
+            || !lazy_ok(self.idles.len())
+            || !lazy_ok(self.weight.len())
+            || !lazy_ok(self.family.len())
+            || self.high as usize > n
         {
             return Err("column lengths disagree".into());
         }
