@@ -189,9 +189,8 @@ export class TtlCache {
     if (grace > 0) {
       this.#grace = grace;
       this.#engine.setGrace(NIL, grace); // allocates: the views may be stale after it
-      this.#drain();
     }
-    this.#rebase();
+    this.#drain(); // where the columns are
     if (refresh !== undefined) this.#trackBirths();
   }
 
@@ -555,7 +554,8 @@ export class TtlCache {
     const lastIdle = now + idle;
     const t = this.#clocksAt + s * TIMES_STRIDE;
     const i = this.#idlesAt;
-    const oldIdle = F[t + TIMES_LAST] + (i === 0 ? this.#idle : F[i + s]);
+    // (Off: the slot's window is the default, which is `idle`.)
+    const oldIdle = F[t + TIMES_LAST] + (i === 0 ? idle : F[i + s]);
     const old = F[t] < oldIdle ? F[t] : oldIdle;
     const vals = this.#valList;
     if (!(old > now) || (lastIdle < abs ? lastIdle : abs) < old || vals[s] instanceof Hash) return false;

@@ -64,14 +64,6 @@ export function expireKey(c, key, field, s, t, rel, cond) {
   return r;
 }
 
-/** Drops slot `s`'s clocks (`NIL`: none); true if it had one. */
-export function persistSlot(c, s) {
-  if (s === NIL) return false;
-  const had = toEngine(c).expireAt(s, 0, false, COND_PERSIST);
-  drain(c); // the idle column may have turned on: re-read where it is
-  return had;
-}
-
 export const commandMethods = {
   /** The live value at `key` without touching it; or `undefined`. */
   peek(key) {
@@ -139,7 +131,10 @@ export const commandMethods = {
   persist(key) {
     syncClock(this);
     checkString("key", key);
-    return persistSlot(this, liveSlot(this, key));
+    const s = liveSlot(this, key);
+    // Through expireKey for its drain (the idle column may turn on), with no
+    // key: a persist ends no running load.
+    return s !== NIL && expireKey(this, undefined, undefined, s, 0, false, COND_PERSIST);
   },
 
   /** Ms until the earliest deadline; `Infinity` if none; `undefined` if missing. */

@@ -3,7 +3,7 @@
 // methods, kept here as functions of the cache (`c`, or `this` in the methods)
 // that reach its private state through the accessors cache.js exports.
 
-import { NIL, REASON_DELETED, ST_HASH, WRITE_TO_MAIN } from "./protocol.js";
+import { COND_PERSIST, NIL, REASON_DELETED, ST_HASH, WRITE_TO_MAIN } from "./protocol.js";
 import {
   alive,
   deadline,
@@ -30,7 +30,7 @@ import {
   valList,
   written,
 } from "./cache.js";
-import { expireKey, persistSlot } from "./commands.js";
+import { expireKey } from "./commands.js";
 import { Hash } from "./hash.js";
 import { invalidate } from "./loading.js";
 import { U32 } from "./memory.js";
@@ -245,7 +245,7 @@ export const hashMethods = {
     checkString("key", key);
     checkString("field", field);
     const f = fieldSlot(this, hashSlot(this, key), field);
-    return persistSlot(this, f);
+    return f !== NIL && expireKey(this, undefined, undefined, f, 0, false, COND_PERSIST); // see persist
   },
 
   /** Ms until the field goes (its own clocks or its key's, whichever first). */

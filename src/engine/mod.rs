@@ -433,7 +433,7 @@ impl Engine {
     /// nothing has.
     pub fn try_columns(&mut self, weighed: bool, hashed: bool, idle: f64) -> core::result::Result<(), TryReserveError> {
         let n = self.times.len();
-        if (idle != self.idle || hashed) && self.idles.is_empty() {
+        if (idle != self.idle || hashed && self.idle != NEVER) && self.idles.is_empty() {
             self.idles.try_reserve_exact(n)?;
             self.idles.resize(n, self.idle);
         }

@@ -424,11 +424,16 @@ fn try_columns_turns_on_only_what_is_asked() {
     e.try_room(4, 0, 8).unwrap();
     e.try_columns(false, false, NEVER).unwrap();
     assert!(e.weight.is_empty() && e.family.is_empty() && e.idles.is_empty());
+    e.try_columns(false, false, 5.0).unwrap();
+    assert_eq!(e.idles.len(), e.capacity());
+    let mut e = engine(Options::default());
+    e.try_room(4, 0, 8).unwrap();
     e.try_columns(true, false, NEVER).unwrap();
     assert_eq!((e.weight.len(), e.family.len()), (e.capacity(), 0));
     e.try_columns(false, true, NEVER).unwrap();
     assert_eq!(e.family.len(), e.capacity());
-    // A hash's own idle is NEVER, the default here: no idle column.
+    // A hash's own idle is NEVER, the default here: no idle column (a cache
+    // with hashes pays for it only if its default is finite).
     assert!(e.idles.is_empty());
     assert!(e.family.iter().all(|&v| v == NIL) && e.weight.iter().all(|&v| v == 0));
     e.check_invariants().unwrap();
