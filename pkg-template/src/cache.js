@@ -743,8 +743,7 @@ export class TtlCache {
       const t = this.#clocksAt + s * TIMES_STRIDE;
       const now = this.#now;
       const last = t + TIMES_LAST;
-      const i = this.#idlesAt;
-      if (F64[t] > now && F64[last] + (i === 0 ? this.#idle : F64[i + s]) > now) {
+      if (F64[t] > now && F64[last] + idleOf(this, s) > now) {
         const v = this.#valList[s];
         if (v instanceof Hash) return this.#getOnHash(s);
         F64[last] = now;
