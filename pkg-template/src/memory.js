@@ -10,9 +10,16 @@ export let F64 = new Float64Array(0);
 export let U8 = new Uint8Array(0);
 export let U32 = new Uint32Array(0);
 
-/** Looks up the wasm memory once, after the glue has been initialized. */
+/**
+ * Looks up the wasm memory (once, after the glue has been initialized) and
+ * makes the views of it.
+ */
 export function attachMemory() {
   if (memory === null) memory = wasmMemory();
+  const b = memory.buffer;
+  F64 = new Float64Array(b);
+  U8 = new Uint8Array(b);
+  U32 = new Uint32Array(b);
 }
 
 // A growing wasm memory detaches its old buffer, which empties every view of
@@ -21,14 +28,7 @@ export function attachMemory() {
 // The check alone, so that its bytecode is small: V8 counts it in the 920
 // bytes it inlines into one function (set's inline paths call it twice).
 export function syncViews() {
-  if (U8.length === 0) remap();
-}
-
-function remap() {
-  const b = memory.buffer;
-  F64 = new Float64Array(b);
-  U8 = new Uint8Array(b);
-  U32 = new Uint32Array(b);
+  if (U8.length === 0) attachMemory();
 }
 
 /**
