@@ -127,12 +127,11 @@ impl Wheel {
         }
         let end = END | b as u32;
         let head = self.buckets[b].head;
-        self.links.set_prev(s, end);
         if head == NIL {
-            self.links.set_next(s, end);
+            self.links.set_pair(s, end, end);
             self.buckets[b].tail = s;
         } else {
-            self.links.set_next(s, head);
+            self.links.set_pair(s, head, end);
             self.links.set_prev(head, s);
         }
         self.buckets[b].head = s;
@@ -142,7 +141,7 @@ impl Wheel {
 
     /// Removes `s` from its bucket, if it is in one.
     pub fn cancel(&mut self, s: u32) {
-        let (p, n) = (self.links.prev(s), self.links.next(s));
+        let [n, p] = self.links.pair(s);
         if p == NIL {
             return;
         }
@@ -162,8 +161,7 @@ impl Wheel {
                 self.occupied[b / SLOTS] &= !(1 << (b % SLOTS));
             }
         }
-        self.links.set_prev(s, NIL);
-        self.links.set_next(s, NIL);
+        self.links.set_pair(s, NIL, NIL);
         self.len -= 1;
     }
 
