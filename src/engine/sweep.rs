@@ -73,7 +73,7 @@ impl Engine {
                         } else {
                             self.wheel.schedule(s, t);
                         }
-                    } else if self.kind[i] == Kind::Hash {
+                    } else if self.kind(s) == Kind::Hash {
                         removed += self.expire_hash_fields(s, budget - removed);
                     } else if !self.hold_in_grace(s) {
                         removed += self.remove(s, Reason::Expired);
@@ -83,7 +83,7 @@ impl Engine {
         }
         for s in same_tick {
             // Its hash may have expired whole since it was parked.
-            if !matches!(self.kind[s as usize], Kind::Free | Kind::Reserved) {
+            if !matches!(self.kind(s), Kind::Free | Kind::Reserved) {
                 self.wheel.schedule(s, limit);
             }
         }
