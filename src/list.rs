@@ -77,6 +77,13 @@ impl Links {
         self.pair[i + PREV] = prev;
     }
 
+    /// Loads slot `s`'s links (see `Engine::warm`).
+    pub fn warm(&self, s: u32) {
+        // SAFETY: a reference into the column; a volatile read, so that the
+        // load stays although its value is unused.
+        unsafe { core::ptr::read_volatile(&self.pair[at(s)]) };
+    }
+
     pub fn next(&self, s: u32) -> u32 {
         self.pair[at(s) + NEXT]
     }

@@ -78,6 +78,13 @@ impl Policy {
         *b = (*b & !(QUEUE_BITS | MAX_FREQ)) | queue << QUEUE_SHIFT | freq;
     }
 
+    /// Loads slot `s`'s byte and queue links (see `Engine::warm`).
+    pub fn warm(&self, s: u32) {
+        // SAFETY: as in `Links::warm`.
+        unsafe { core::ptr::read_volatile(&self.bits[s as usize]) };
+        self.links.warm(s);
+    }
+
     pub fn freq(&self, s: u32) -> u8 {
         self.bits[s as usize] & MAX_FREQ
     }

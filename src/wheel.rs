@@ -51,6 +51,8 @@ pub(crate) struct Wheel {
     /// nothing was scheduled at the cursor since. A pop at that limit (every
     /// write at capacity sweeps twice) then skips the scan of the levels.
     quiet: bool,
+    /// The bucket of the last `pop` (for `next_hint`).
+    popped: usize,
 }
 
 fn group(t: u64, level: usize) -> usize {
@@ -78,6 +80,7 @@ impl Default for Wheel {
             links: Links::default(),
             len: 0,
             quiet: false,
+            popped: 0,
         }
     }
 }
@@ -166,7 +169,8 @@ impl Wheel {
     }
 
     fn take(&mut self, level: usize, g: usize) -> u32 {
-        let s = self.buckets[level * SLOTS + g].head;
+        self.popped = level * SLOTS + g;
+        let s = self.buckets[self.popped].head;
         self.cancel(s);
         s
     }
@@ -267,6 +271,13 @@ impl Wheel {
                 }
             }
         }
+    }
+
+    /// The slot after the one [`pop`](Self::pop) last handed out in its
+    /// bucket (`NIL` if none): most likely the next one it hands out, so a
+    /// caller may start loading its columns early.
+    pub fn next_hint(&self) -> u32 {
+        self.buckets.get(self.popped).map_or(NIL, |b| b.head)
     }
 
     /// Restarts the cursor (used after `clear` or when restoring).
