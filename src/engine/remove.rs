@@ -49,10 +49,10 @@ impl Engine {
 
     fn release(&mut self, s: u32) {
         let i = s as usize;
-        debug_assert!(!matches!(self.kind[i], Kind::Free), "slot {s} released twice");
+        debug_assert!(!matches!(self.kind(s), Kind::Free), "slot {s} released twice");
         self.wheel.cancel(s);
         self.times[i] = Clocks::EMPTY;
-        self.kind[i] = Kind::Free;
+        self.set_kind(s, Kind::Free, true);
         self.set_wt(i, 0);
         if !self.family.is_empty() {
             self.family[i] = NIL;
@@ -69,7 +69,7 @@ impl Engine {
     /// the number of entries (plain entries and fields) removed.
     pub fn remove(&mut self, s: u32, reason: Reason) -> u64 {
         let i = s as usize;
-        match self.kind[i] {
+        match self.kind(s) {
             Kind::Free | Kind::Reserved => 0,
             Kind::Plain => {
                 self.policy.remove(s);
@@ -132,7 +132,7 @@ impl Engine {
         // and it was an allocation the binding's `try_room` does not make:
         // a trap when memory is full.)
         while let Some(k) = self.policy.pop_any() {
-            if self.kind[k as usize] == Kind::Hash {
+            if self.kind(k) == Kind::Hash {
                 let hid = self.family[k as usize] as usize;
                 while let Some(f) = self.policy.links_mut().pop_front(&mut self.hashes[hid]) {
                     self.log(f, Reason::Cleared, Kind::Field, k);
