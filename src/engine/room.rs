@@ -196,19 +196,24 @@ impl Engine {
         let extra = need.max(double).max(step) - len;
         // The wasm heap never gives memory back, so what counts is its
         // peak. The log (12 bytes a slot, empty between calls) gives its
-        // block back first, so that the new blocks can take it. The clocks
-        // (16 bytes a slot) move first: should a later column fail, the
-        // block they left holds the log again (`try_room`). Then the queues'
-        // links and the slot bytes, the log, and the wheel's links last.
-        // Chosen by replaying fills against `heap.rs`'s policy (first fit
-        // over freed ranges): 57.2 B an entry at 250k (the bound in
-        // tests/js/memory-per-entry.test.mjs is 64) and 61.3 MB at 1M,
-        // bounded. The figure swings with the fill's size for any order
-        // (with the clocks first: 54-100 B an entry between 100k and 2M), as
-        // each doubling's blocks fit, or not, in the ranges the last left.
+        // block back first, so that the new blocks can take it. Then the
+        // queues' links and the slot bytes, the wheel's links, the clocks
+        // (16 bytes a slot) and the log last. Chosen by replaying fills
+        // against `heap.rs`'s policy (first fit over freed ranges), bench/
+        // memory.mjs with maxEntries, B an entry, against the order before
+        // the clocks lost their idle window (clocks, queues, log, wheel):
+        // 99.6 / 87.0 / 99.4 / 86.7 / 86.6 at 100k / 250k / 500k / 1M / 2M,
+        // against 109.1 / 99.5 / 98.9 / 99.3 / 99.1 (tests/js/memory-per-
+        // entry.test.mjs bounds 250k at 64 of its own measure). The figure
+        // swings with the fill's size for any order, as each doubling's
+        // blocks fit, or not, in the ranges the last left.
         if self.log.is_empty() {
             self.log = Vec::new();
         }
+        self.policy.try_reserve(extra)?;
+        // (With its buckets, at the first growth: no slot is scheduled
+        // before there is one.)
+        self.wheel.try_reserve(extra)?;
         self.times.try_reserve_exact(extra)?;
         // (Nothing for a lazy column still off: reserving would allocate it.)
         if !self.idles.is_empty() {
@@ -220,11 +225,7 @@ impl Engine {
         if !self.family.is_empty() {
             self.family.try_reserve_exact(extra)?;
         }
-        self.policy.try_reserve(extra)?;
         self.log.try_reserve(3 * removals)?;
-        // (With its buckets, at the first growth: no slot is scheduled
-        // before there is one.)
-        self.wheel.try_reserve(extra)?;
         self.grow(len + extra);
         Ok(())
     }
