@@ -198,7 +198,7 @@ impl Engine {
         // block they left holds the log again (`try_room`). Then the queues'
         // links and the slot bytes, the log, and the wheel's links last.
         // Chosen by replaying fills against `heap.rs`'s policy (first fit
-        // over freed ranges): 57.2 B an entry at 250k (the bound in
+        // over freed ranges; bench/growth-replay.mjs): 57.2 B an entry at 250k (the bound in
         // tests/js/memory-per-entry.test.mjs is 64) and 61.3 MB at 1M,
         // bounded. The figure swings with the fill's size for any order
         // (with the clocks first: 54-100 B an entry between 100k and 2M), as
