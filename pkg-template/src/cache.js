@@ -279,23 +279,6 @@ export class TtlCache {
     if (this.#seenEpoch !== epoch) this.#time();
   }
 
-  #rebase() {
-    const st = this.#statusAt;
-    const cap = U32[st + ST_CAP];
-    this.#slotCap = cap;
-    this.#clocksAt = U32[st + ST_TIMES] >>> 3;
-    this.#idlesAt = U32[st + ST_IDLES] >>> 3;
-    this.#freqAt = U32[st + ST_FREQ];
-    // Keep the slot arrays free of holes and as long as the engine's columns: V8
-    // reads and writes past the end, or into holes, on a slow path. One
-    // reallocation per growth, not one push per slot.
-    if (this.#keyList.length < cap) {
-      grow(this.#keyList, cap);
-      grow(this.#valList, cap);
-    }
-    if (this.#born !== null && this.#born.length < cap) grow(this.#born, cap);
-  }
-
   /** Starts stamping write times (the first fetch that may refresh). */
   #trackBirths() {
     if (this.#born !== null) return;
@@ -314,7 +297,19 @@ export class TtlCache {
     const st = this.#statusAt;
     // Where the columns are (a call may have grown them, or turned the idle
     // column on): fewer bytes re-read than compared.
-    this.#rebase();
+    const cap = U32[st + ST_CAP];
+    this.#slotCap = cap;
+    this.#clocksAt = U32[st + ST_TIMES] >>> 3;
+    this.#idlesAt = U32[st + ST_IDLES] >>> 3;
+    this.#freqAt = U32[st + ST_FREQ];
+    // Keep the slot arrays free of holes and as long as the engine's columns: V8
+    // reads and writes past the end, or into holes, on a slow path. One
+    // reallocation per growth, not one push per slot.
+    if (this.#keyList.length < cap) {
+      grow(this.#keyList, cap);
+      grow(this.#valList, cap);
+    }
+    if (this.#born !== null && this.#born.length < cap) grow(this.#born, cap);
     const n = U32[st + ST_LOG_LEN];
     if (n === 0) return null;
     // Consumed: a drain after a call that failed before publishing must not

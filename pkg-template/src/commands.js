@@ -134,7 +134,7 @@ export const commandMethods = {
     const s = liveSlot(this, key);
     // Through expireKey for its drain (the idle column may turn on), with no
     // key: a persist ends no running load.
-    return s !== NIL && expireKey(this, undefined, undefined, s, 0, false, COND_PERSIST);
+    return s !== NIL && expireKey(this, undefined, undefined, s, 0, 0, COND_PERSIST);
   },
 
   /** Ms until the earliest deadline; `Infinity` if none; `undefined` if missing. */

@@ -245,7 +245,7 @@ export const hashMethods = {
     checkString("key", key);
     checkString("field", field);
     const f = fieldSlot(this, hashSlot(this, key), field);
-    return f !== NIL && expireKey(this, undefined, undefined, f, 0, false, COND_PERSIST); // see persist
+    return f !== NIL && expireKey(this, undefined, undefined, f, 0, 0, COND_PERSIST); // see persist
   },
 
   /** Ms until the field goes (its own clocks or its key's, whichever first). */
