@@ -119,6 +119,8 @@ pub struct RawEngine {
     /// by the next `write`, `hwrite` or `reclaim`: calls that may remove
     /// entries at a point where JS is ready for it.
     owed: u64,
+    /// What is left of the budget of a `tick` that stopped early.
+    left: u64,
 }
 
 impl RawEngine {
@@ -151,14 +153,17 @@ impl RawEngine {
         }
     }
 
-    /// Makes room for `slots` new slots and removals of every slot in use:
-    /// whatever the call does next allocates nothing, so running out of
-    /// memory is this `Err`, before anything changed, and never a trap.
+    /// Makes room for `slots` new slots and a log of `LOG_CHUNK` records (or
+    /// fewer, in a cache holding fewer slots): whatever the call does next
+    /// allocates nothing, so running out of memory is this `Err`, before
+    /// anything changed, and never a trap. A call that would log more stops
+    /// early and is made again (`ST_MORE`), which finds the room made.
     #[inline(never)]
     fn room(&mut self, slots: usize, arg: &'static str) -> Result<(), Error> {
         // JS has consumed the last call's log; its capacity is what counts.
         self.e.log.clear();
-        let removals = self.e.used() + slots;
+        // (Two more: a step logs up to two records, so any call can go on.)
+        let removals = (self.e.used() + slots + 2).min(LOG_CHUNK);
         if self.e.try_room(slots, removals, GROW_STEP).is_err() {
             self.publish();
             return Err(oom(arg));
@@ -206,6 +211,9 @@ impl RawEngine {
     #[inline(never)]
     fn begin(&mut self) {
         self.e.log.clear();
+        // No call grows the log: it stops early where it would.
+        self.e.log_cap = self.e.log.capacity();
+        self.e.cut = false;
         self.e.catch_up(*self.now);
         self.commit_queued();
     }
@@ -216,10 +224,16 @@ impl RawEngine {
     /// does not drain.
     fn run<T>(&mut self, extra: u64, f: impl FnOnce(&mut Engine) -> Result<T, Error>) -> Result<T, Error> {
         self.call(|e| f(e)).inspect(|_| {
+            // Stopped early: the call made again pays.
+            if self.e.cut {
+                return;
+            }
             let want = self.owed.saturating_add(extra);
             let done = self.e.reclaim(want);
-            // Nothing removed: nothing is due, so nothing is owed.
-            self.owed = if done == 0 { 0 } else { want - done };
+            // Nothing removed: nothing is due, so nothing is owed (unless
+            // the log was full). Best effort: a full log stops it for good.
+            self.owed = if done == 0 && !self.e.cut { 0 } else { want - done };
+            self.e.cut = false;
             self.publish();
         })
     }
@@ -237,6 +251,7 @@ impl RawEngine {
         s[ST_RESERVED] = self.reserved.as_ptr() as u32;
         s[ST_RESERVED_LEN] = self.reserved.len() as u32;
         s[ST_NOW] = &*self.now as *const f64 as u32;
+        s[ST_MORE] = u32::from(self.e.cut);
     }
 
     /// Hot writes return a plain `u32` rather than a `Result`: wasm-bindgen's
@@ -299,6 +314,7 @@ impl RawEngine {
             stats: Box::new([0.0; STATS_LEN]),
             now: Box::new(now),
             owed: 0,
+            left: 0,
         };
         r.publish();
         Ok(r)
@@ -330,7 +346,7 @@ impl RawEngine {
         reserved.clear();
         let room = self.queue.try_reserve_exact(QUEUE_CAP - self.queue.len()).is_ok()
             && reserved.try_reserve_exact(n).is_ok()
-            && self.e.try_room(n, self.e.used() + n, GROW_STEP).is_ok();
+            && self.e.try_room(n, 0, GROW_STEP).is_ok();
         if room {
             self.queue.resize(QUEUE_CAP, 0);
             self.call(|e| e.reserve(n, &mut reserved));
@@ -350,9 +366,16 @@ impl RawEngine {
         self.e.now()
     }
 
-    /// Moves the clock and sweeps one budget; returns how many were removed.
+    /// Moves the clock and sweeps one budget; returns how many were removed
+    /// (made again after stopping early: what is left of the budget).
     pub fn tick(&mut self, now: f64) -> JsResult<f64> {
-        Ok(self.call_room(0, "now", |e| e.tick(now))? as f64)
+        let (again, left) = (self.e.cut, self.left);
+        let n = self.call_room(0, "now", |e| if again { Ok(e.purge_some(left)) } else { e.tick(now) })?;
+        if self.e.cut {
+            let budget = if again { left } else { self.e.options().sweep_budget.unwrap_or(u64::MAX) };
+            self.left = budget - n;
+        }
+        Ok(n as f64)
     }
 
     /// A time at or before the earliest deadline held; `Infinity` if none.
@@ -368,8 +391,11 @@ impl RawEngine {
     /// it is not a live hash). Returns the slot, or `NIL` when the deadline is
     /// already past (a live old entry is then deleted).
     pub fn write(&mut self, s: u32, flags: u32, ttl: f64, idle: f64, at: f64, weight: f64) -> u32 {
+        // Made again after stopping early: `s` may be gone already (freed,
+        // not handed out again), and was checked the first time.
+        let again = self.e.cut;
         let r = Self::weight(weight).and_then(|w| {
-            if s != NIL && !(self.in_use(s) && matches!(self.e.kind(s), Kind::Plain | Kind::Hash)) {
+            if !again && s != NIL && !(self.in_use(s) && matches!(self.e.kind(s), Kind::Plain | Kind::Hash)) {
                 return Err(Self::stale());
             }
             let opts = write_opts(flags, ttl, idle, at);
@@ -385,11 +411,13 @@ impl RawEngine {
     #[allow(clippy::too_many_arguments)]
     pub fn hwrite(&mut self, h: u32, f: u32, flags: u32, ttl: f64, idle: f64, at: f64, weight: f64) -> u32 {
         let mut hs = NIL;
+        // As in `write`: `h` and `f` may be gone after stopping early.
+        let again = self.e.cut;
         let r = Self::weight(weight).and_then(|w| {
             let hash_ok = h == NIL || (self.in_use(h) && matches!(self.e.kind(h), Kind::Plain | Kind::Hash));
             let field_ok =
                 f == NIL || (h != NIL && self.in_use(f) && self.e.kind(f) == Kind::Field && self.e.parent(f) == h);
-            if !(hash_ok && field_ok) {
+            if !(again || hash_ok && field_ok) {
                 return Err(Self::stale());
             }
             let opts = write_opts(flags, ttl, idle, at);

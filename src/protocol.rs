@@ -62,6 +62,26 @@
 //! - A `LOG_ENTER_GRACE` record removes nothing: the slot keeps its key and
 //!   value until a later record removes it with `LOG_GRACED` set.
 //!
+//! The log holds a bounded chunk (`LOG_CHUNK` records at most), not one
+//! record per slot in use: its room is reserved before the call, so that no
+//! removal allocates and running out of memory fails the call before it
+//! changes anything. A call that would log more stops when the log is full
+//! and sets `ST_MORE` (any call that removes or moves slots into grace:
+//! `tick`, `purge`, `clear`, `remove`, `expireAt`, `write`, `hwrite`; never
+//! `reclaim`, whose reclaim is best effort, what is left stays owed). It has
+//! then done part of its work, each removal complete and logged, and none of
+//! the rest (a write has written nothing yet).
+//!
+//! - After a call that set `ST_MORE`, the host MUST replay the log and make
+//!   the same call again, with the same arguments and before any other call
+//!   into this engine, until `ST_MORE` is 0. The call made again goes on
+//!   where it stopped (a `tick` with what is left of its budget); its result
+//!   is the last one's, except the counts `tick`, `purge` and `remove`
+//!   return, which the host sums. It cannot fail for want of memory: the
+//!   first call reserved what the whole needs.
+//! - The host MUST NOT run user code between the chunks of one call (keep
+//!   their `dispose` calls until the last): to the user the call is one.
+//!
 //! ## The slot lifecycle: reserved, filled, queued, committed
 //!
 //! Inserts that need no eviction skip the call: the host fills a slot the
@@ -185,8 +205,11 @@ group! { status, "Status block: u32 word indexes from statusPtr() / 4",
     pub const ST_HASH: usize = 10;
     /// Byte address of the `f64` the host writes its clock reading into.
     pub const ST_NOW: usize = 11;
+    /// 1 when the last call stopped early for want of log room (see the
+    /// removal log): make it again once the log is replayed.
+    pub const ST_MORE: usize = 12;
     /// Words in the status block.
-    pub const ST_LEN: usize = 12;
+    pub const ST_LEN: usize = 13;
 }
 
 group! { errors, "Errors: a failed call's sentinel and lapse_error()'s record",
@@ -304,6 +327,11 @@ group! { log, "Removal log: u32 words from ST_LOG / 4, LOG_STRIDE per record",
     /// A reason that removes nothing: the slot's deadline passed and it waits
     /// out its grace, its key and value kept for the host's loaders.
     pub const LOG_ENTER_GRACE: u32 = 5;
+    /// Records a call's log holds at most (48 KB; the room reserved is
+    /// this or, in a smaller cache, two more than the slots in use): a call
+    /// that would log more stops early (`ST_MORE`). A default `tick` (budget
+    /// 1000: about a record per removal) fits.
+    pub const LOG_CHUNK: usize = 4096;
 }
 
 group! { slot_kinds, "Slot kinds (the engine's): a log record's kind",

@@ -40,7 +40,12 @@ const finalizer =
     ? { register() {}, unregister() {} }
     : new FinalizationRegistry((p) => wasm.rawengine_free(p));
 
-/** The engine as JS sees it: slot numbers in, slot numbers out (see src/binding.rs). */
+/**
+ * The engine as JS sees it: slot numbers in, slot numbers out (see src/binding.rs).
+ * A call that stops early (its log is full: `ST_MORE`) is made again until it
+ * is done, each time once `more()` has replayed the log (the cache sets it;
+ * it returns whether the call stopped early).
+ */
 export class RawEngine {
   constructor(now, ttl, idle, maxEntries, maxBytes, budget) {
     const p = wasm.rawengine_new(now, ttl, idle, maxEntries, maxBytes, budget);
@@ -58,16 +63,23 @@ export class RawEngine {
     return check(wasm.rawengine_checkSnapshot(this.p));
   }
   clear() {
-    check(wasm.rawengine_clear(this.p));
+    do check(wasm.rawengine_clear(this.p));
+    while (this.more());
   }
   commit() {
     wasm.rawengine_commit(this.p);
   }
   expireAt(s, t, rel, cond) {
-    return check(wasm.rawengine_expireAt(this.p, s, t, rel, cond)) !== 0;
+    let r;
+    do r = check(wasm.rawengine_expireAt(this.p, s, t, rel, cond));
+    while (this.more());
+    return r !== 0;
   }
   hwrite(h, f, flags, ttl, idle, at, weight) {
-    return wasm.rawengine_hwrite(this.p, h, f, flags, ttl, idle, at, weight) >>> 0;
+    let r;
+    do r = wasm.rawengine_hwrite(this.p, h, f, flags, ttl, idle, at, weight) >>> 0;
+    while (this.more());
+    return r;
   }
   input(n) {
     return wasm.rawengine_input(this.p, n) >>> 0;
@@ -82,13 +94,19 @@ export class RawEngine {
     return check(wasm.rawengine_persist(this.p, s)) !== 0;
   }
   purge() {
-    return check(wasm.rawengine_purge(this.p));
+    let n = 0;
+    do n += check(wasm.rawengine_purge(this.p));
+    while (this.more());
+    return n;
   }
   reclaim() {
     wasm.rawengine_reclaim(this.p);
   }
   remove(s, reason) {
-    return check(wasm.rawengine_remove(this.p, s, reason));
+    let n = 0;
+    do n += check(wasm.rawengine_remove(this.p, s, reason));
+    while (this.more());
+    return n;
   }
   reserve(n) {
     wasm.rawengine_reserve(this.p, n);
@@ -120,10 +138,16 @@ export class RawEngine {
     return error();
   }
   tick(now) {
-    return check(wasm.rawengine_tick(this.p, now));
+    let n = 0;
+    do n += check(wasm.rawengine_tick(this.p, now));
+    while (this.more());
+    return n;
   }
   write(s, flags, ttl, idle, at, weight) {
-    return wasm.rawengine_write(this.p, s, flags, ttl, idle, at, weight) >>> 0;
+    let r;
+    do r = wasm.rawengine_write(this.p, s, flags, ttl, idle, at, weight) >>> 0;
+    while (this.more());
+    return r;
   }
 }
 

@@ -65,6 +65,26 @@
 // - A `LOG_ENTER_GRACE` record removes nothing: the slot keeps its key and
 //   value until a later record removes it with `LOG_GRACED` set.
 //
+// The log holds a bounded chunk (`LOG_CHUNK` records at most), not one
+// record per slot in use: its room is reserved before the call, so that no
+// removal allocates and running out of memory fails the call before it
+// changes anything. A call that would log more stops when the log is full
+// and sets `ST_MORE` (any call that removes or moves slots into grace:
+// `tick`, `purge`, `clear`, `remove`, `expireAt`, `write`, `hwrite`; never
+// `reclaim`, whose reclaim is best effort, what is left stays owed). It has
+// then done part of its work, each removal complete and logged, and none of
+// the rest (a write has written nothing yet).
+//
+// - After a call that set `ST_MORE`, the host MUST replay the log and make
+//   the same call again, with the same arguments and before any other call
+//   into this engine, until `ST_MORE` is 0. The call made again goes on
+//   where it stopped (a `tick` with what is left of its budget); its result
+//   is the last one's, except the counts `tick`, `purge` and `remove`
+//   return, which the host sums. It cannot fail for want of memory: the
+//   first call reserved what the whole needs.
+// - The host MUST NOT run user code between the chunks of one call (keep
+//   their `dispose` calls until the last): to the user the call is one.
+//
 // ## The slot lifecycle: reserved, filled, queued, committed
 //
 // Inserts that need no eviction skip the call: the host fills a slot the
@@ -180,8 +200,10 @@ export const ST_RESERVED_LEN = 9;
 export const ST_HASH = 10;
 /** Byte address of the `f64` the host writes its clock reading into. */
 export const ST_NOW = 11;
+/** 1 when the last call stopped early for want of log room (see the removal log): make it again once the log is replayed. */
+export const ST_MORE = 12;
 /** Words in the status block. */
-export const ST_LEN = 12;
+export const ST_LEN = 13;
 
 // ---- Insert queue
 /** Inserts the host may queue before it must call in, and the most slots one `reserve` hands out. */
@@ -260,6 +282,8 @@ export const LOG_GHOST = 128;
 export const LOG_GRACED = 256;
 /** A reason that removes nothing: the slot's deadline passed and it waits out its grace, its key and value kept for the host's loaders. */
 export const LOG_ENTER_GRACE = 5;
+/** Records a call's log holds at most (48 KB; the room reserved is this or, in a smaller cache, two more than the slots in use): a call that would log more stops early (`ST_MORE`). A default `tick` (budget 1000: about a record per removal) fits. */
+export const LOG_CHUNK = 4096;
 
 // ---- Slot kinds (the engine's): a log record's kind
 /** Not in use. */

@@ -65,11 +65,15 @@ impl Engine {
 
     /// Makes room for `entries`/`bytes` more: expired entries first, then
     /// live ones in eviction order, never `keep`.
+    /// A call stopped early (`cut`) has made part of the room: the same
+    /// call made again makes the rest, the hash it was evicting first.
     pub(super) fn make_room(&mut self, entries: u64, bytes: u64, keep: Option<u32>) {
-        if !self.over(entries, bytes) {
+        if self.evicting.0 == NIL && !self.over(entries, bytes) {
             return;
         }
-        self.sweep(u64::MAX, Some((entries, bytes)));
+        if self.evicting.0 == NIL {
+            self.sweep(u64::MAX, Some((entries, bytes)));
+        }
         // The hash a field goes into is never evicted for it, and a field
         // that died within the clock's current millisecond may not be due in
         // the wheel yet: its dead fields go here, so the bound `check_fits`
@@ -77,14 +81,29 @@ impl Engine {
         if let Some(h) = keep.filter(|&h| self.kind[h as usize] == Kind::Hash && self.over(entries, bytes)) {
             self.drop_dead_fields(h, false);
         }
-        while self.over(entries, bytes) {
-            let Some(v) = self.policy.evict(keep) else {
-                break;
+        loop {
+            let (s, ghost) = match core::mem::replace(&mut self.evicting, (NIL, false)) {
+                (NIL, _) => {
+                    if self.cut || !self.over(entries, bytes) || !self.step_ok() {
+                        return;
+                    }
+                    let Some(v) = self.policy.evict(keep) else {
+                        return;
+                    };
+                    (v.slot, v.ghost)
+                }
+                v => v,
             };
-            let reason = if self.own_live(v.slot, self.now()) { Reason::Evicted } else { Reason::Expired };
+            let reason = if self.own_live(s, self.now()) { Reason::Evicted } else { Reason::Expired };
             let start = self.log.len();
-            self.remove(v.slot, reason);
-            if v.ghost && reason == Reason::Evicted {
+            self.remove(s, reason);
+            if self.cut {
+                // A hash with fields left, out of the queues: finished first
+                // when the call is made again.
+                self.evicting = (s, ghost);
+                return;
+            }
+            if ghost && reason == Reason::Evicted {
                 // The key's own record is the last one `remove` wrote.
                 let last = self.log.len() - LOG_STRIDE;
                 debug_assert!(last >= start);
