@@ -223,19 +223,23 @@ impl RawEngine {
     /// looked up that the reclaim removed; never after a failure, which JS
     /// does not drain.
     fn run<T>(&mut self, extra: u64, f: impl FnOnce(&mut Engine) -> Result<T, Error>) -> Result<T, Error> {
-        self.call(|e| f(e)).inspect(|_| {
-            // Stopped early: the call made again pays.
-            if self.e.cut {
-                return;
-            }
-            let want = self.owed.saturating_add(extra);
-            let done = self.e.reclaim(want);
-            // Nothing removed: nothing is due, so nothing is owed (unless
-            // the log was full). Best effort: a full log stops it for good.
-            self.owed = if done == 0 && !self.e.cut { 0 } else { want - done };
-            self.e.cut = false;
-            self.publish();
-        })
+        self.call(|e| f(e)).inspect(|_| self.pay(extra))
+    }
+
+    /// `run`'s reclaim (out of line: `run` is generic).
+    #[inline(never)]
+    fn pay(&mut self, extra: u64) {
+        // Stopped early: the call made again pays.
+        if self.e.cut {
+            return;
+        }
+        let want = self.owed.saturating_add(extra);
+        let done = self.e.reclaim(want);
+        // Nothing removed: nothing is due, so nothing is owed (unless the
+        // log was full). Best effort: a full log stops it for good.
+        self.owed = if done == 0 && !self.e.cut { 0 } else { want - done };
+        self.e.cut = false;
+        self.publish();
     }
 
     #[inline(never)]
@@ -371,10 +375,7 @@ impl RawEngine {
     pub fn tick(&mut self, now: f64) -> JsResult<f64> {
         let (again, left) = (self.e.cut, self.left);
         let n = self.call_room(0, "now", |e| if again { Ok(e.purge_some(left)) } else { e.tick(now) })?;
-        if self.e.cut {
-            let budget = if again { left } else { self.e.options().sweep_budget.unwrap_or(u64::MAX) };
-            self.left = budget - n;
-        }
+        self.left = if again { left } else { self.e.budget } - n;
         Ok(n as f64)
     }
 

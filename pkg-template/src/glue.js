@@ -34,6 +34,17 @@ const check = (r) => {
   return r;
 };
 
+// A call that stops early (its log full: ST_MORE) is made again, once the
+// cache (`e.more()`) has replayed the log, until it is done; its result is
+// the last chunk's, or (`sum`) the chunks' counts summed. Only a first chunk
+// can fail (it reserves what the rest needs).
+const again = (e, f, sum) => {
+  let r = 0;
+  do r = sum ? r + f() : f();
+  while (e.more());
+  return r;
+};
+
 // Engines a dropped TtlCache held are freed with it.
 const finalizer =
   typeof FinalizationRegistry === "undefined"
@@ -63,23 +74,16 @@ export class RawEngine {
     return check(wasm.rawengine_checkSnapshot(this.p));
   }
   clear() {
-    do check(wasm.rawengine_clear(this.p));
-    while (this.more());
+    check(again(this, () => wasm.rawengine_clear(this.p)));
   }
   commit() {
     wasm.rawengine_commit(this.p);
   }
   expireAt(s, t, rel, cond) {
-    let r;
-    do r = check(wasm.rawengine_expireAt(this.p, s, t, rel, cond));
-    while (this.more());
-    return r !== 0;
+    return check(again(this, () => wasm.rawengine_expireAt(this.p, s, t, rel, cond))) !== 0;
   }
   hwrite(h, f, flags, ttl, idle, at, weight) {
-    let r;
-    do r = wasm.rawengine_hwrite(this.p, h, f, flags, ttl, idle, at, weight) >>> 0;
-    while (this.more());
-    return r;
+    return again(this, () => wasm.rawengine_hwrite(this.p, h, f, flags, ttl, idle, at, weight)) >>> 0;
   }
   input(n) {
     return wasm.rawengine_input(this.p, n) >>> 0;
@@ -94,19 +98,13 @@ export class RawEngine {
     return check(wasm.rawengine_persist(this.p, s)) !== 0;
   }
   purge() {
-    let n = 0;
-    do n += check(wasm.rawengine_purge(this.p));
-    while (this.more());
-    return n;
+    return check(again(this, () => wasm.rawengine_purge(this.p), true));
   }
   reclaim() {
     wasm.rawengine_reclaim(this.p);
   }
   remove(s, reason) {
-    let n = 0;
-    do n += check(wasm.rawengine_remove(this.p, s, reason));
-    while (this.more());
-    return n;
+    return check(again(this, () => wasm.rawengine_remove(this.p, s, reason), true));
   }
   reserve(n) {
     wasm.rawengine_reserve(this.p, n);
@@ -138,16 +136,10 @@ export class RawEngine {
     return error();
   }
   tick(now) {
-    let n = 0;
-    do n += check(wasm.rawengine_tick(this.p, now));
-    while (this.more());
-    return n;
+    return check(again(this, () => wasm.rawengine_tick(this.p, now), true));
   }
   write(s, flags, ttl, idle, at, weight) {
-    let r;
-    do r = wasm.rawengine_write(this.p, s, flags, ttl, idle, at, weight) >>> 0;
-    while (this.more());
-    return r;
+    return again(this, () => wasm.rawengine_write(this.p, s, flags, ttl, idle, at, weight)) >>> 0;
   }
 }
 

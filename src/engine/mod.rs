@@ -82,7 +82,7 @@ pub(crate) struct Engine {
     idle: f64,
     max_entries: u64,
     max_bytes: u64,
-    budget: u64,
+    pub(crate) budget: u64,
     clock: Clock,
     origin: f64,
     pub times: Vec<Times>,
