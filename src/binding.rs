@@ -345,7 +345,6 @@ impl RawEngine {
     /// writes through `write`, which reports it).
     pub fn reserve(&mut self, n: u32) {
         let n = (n as usize).min(QUEUE_CAP);
-        self.e.log.clear();
         let mut reserved = core::mem::take(&mut self.reserved);
         reserved.clear();
         let room = self.queue.try_reserve_exact(QUEUE_CAP - self.queue.len()).is_ok()
@@ -479,7 +478,8 @@ impl RawEngine {
 
     pub fn persist(&mut self, s: u32) -> JsResult<bool> {
         self.check(s)?;
-        self.call_room(0, "key", |e| Ok(e.persist(s)))
+        // Removes nothing, allocates nothing: no room to make.
+        Ok(self.call(|e| e.persist(s)))
     }
 
     pub fn clear(&mut self) -> JsResult<()> {

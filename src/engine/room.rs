@@ -185,8 +185,8 @@ impl Engine {
         let len = self.times.len();
         let need = self.high as usize + slots;
         let grown = if need > len { self.try_grow(len, need, step) } else { Ok(()) };
-        // Even when growth failed, which may have taken the log's block: a
-        // call that only removes (a `delete` in a full memory) needs it.
+        // Even when growth failed: a call that only removes (a `delete` in a
+        // full memory) needs it.
         self.log.try_reserve(3 * removals)?;
         grown?;
         // Each slot is freed at most once per call, and a hash's list at most
@@ -206,18 +206,11 @@ impl Engine {
         let double = if len < bound { (len * 2).min(bound) } else { len * 2 };
         let extra = need.max(double).max(step) - len;
         // The wasm heap never gives memory back, so what counts is its
-        // peak. The log (12 bytes a slot, empty between calls) gives its
-        // block back first, so that the new blocks can take it. The clocks
-        // (24 bytes a slot) move first: should a later column fail, the
-        // block they left holds the log again (`try_room`). Then the links,
+        // peak. The clocks (24 bytes a slot) move first. Then the links,
         // before the byte columns (a replay of a 1M-entry fill against
         // `heap.rs`: 61 MB for 56 held, with either order of its free
         // ranges; kind before the queues' links took 66 with one of them,
-        // and the log kept, 74). Moving the clocks last measured 57.5 MB,
-        // but a failure then leaves the log's block taken by the links.
-        if self.log.is_empty() {
-            self.log = Vec::new();
-        }
+        // and the log kept, 74; the log, a bounded chunk since, stays).
         self.times.try_reserve_exact(extra)?;
         // (Nothing for a lazy column still off: reserving would allocate it.)
         if !self.weight.is_empty() {
