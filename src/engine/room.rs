@@ -68,10 +68,11 @@ impl Engine {
     /// A call stopped early (`cut`) has made part of the room: the same
     /// call made again makes the rest, the hash it was evicting first.
     pub(super) fn make_room(&mut self, entries: u64, bytes: u64, keep: Option<u32>) {
-        if self.evicting.0 == NIL && !self.over(entries, bytes) {
-            return;
-        }
-        if self.evicting.0 == NIL {
+        let (mut s, mut ghost) = core::mem::replace(&mut self.evicting, (NIL, false));
+        if s == NIL {
+            if !self.over(entries, bytes) {
+                return;
+            }
             self.sweep(u64::MAX, Some((entries, bytes)));
         }
         // The hash a field goes into is never evicted for it, and a field
@@ -82,18 +83,15 @@ impl Engine {
             self.drop_dead_fields(h, false);
         }
         loop {
-            let (s, ghost) = match core::mem::replace(&mut self.evicting, (NIL, false)) {
-                (NIL, _) => {
-                    if self.cut || !self.over(entries, bytes) || !self.step_ok() {
-                        return;
-                    }
-                    let Some(v) = self.policy.evict(keep) else {
-                        return;
-                    };
-                    (v.slot, v.ghost)
+            if s == NIL {
+                if self.cut || !self.over(entries, bytes) || !self.step_ok() {
+                    return;
                 }
-                v => v,
-            };
+                let Some(v) = self.policy.evict(keep) else {
+                    return;
+                };
+                (s, ghost) = (v.slot, v.ghost);
+            }
             let reason = if self.own_live(s, self.now()) { Reason::Evicted } else { Reason::Expired };
             let start = self.log.len();
             self.remove(s, reason);
@@ -109,6 +107,7 @@ impl Engine {
                 debug_assert!(last >= start);
                 self.log[last + LOG_FLAGS] |= LOG_GHOST;
             }
+            s = NIL;
         }
     }
 

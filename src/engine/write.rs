@@ -320,8 +320,8 @@ impl Engine {
             // Created by this call before it stopped early.
             (None, hh) => (hh, true),
         };
-        // (`insert` finishes an eviction the call stopped in, and may stop.)
-        let f = if self.cut { NIL } else { self.insert_field(hh, c, weight) };
+        // (A hash's `insert` makes no room: it adds no entry and no bytes.)
+        let f = self.insert_field(hh, c, weight);
         if self.cut {
             if created {
                 self.made = hh;
