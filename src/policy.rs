@@ -198,15 +198,10 @@ impl Policy {
         Ok(out)
     }
 
-    /// Takes a key off either queue (`clear`), unqueued, its counter reset.
-    pub fn pop_any(&mut self) -> Option<u32> {
-        let s = match self.links.pop_back(&mut self.small) {
-            Some(s) => s,
-            None => self.links.pop_back(&mut self.main)?,
-        };
-        self.queue[s as usize] = QUEUE_NONE;
-        self.freq[s as usize] = 0;
-        Some(s)
+    /// A queued key, if any (the small queue's oldest first): `clear`
+    /// removes them one by one.
+    pub fn any(&self) -> Option<u32> {
+        [self.small.tail, self.main.tail].into_iter().find(|&s| s != crate::list::NIL)
     }
 
     #[cfg(test)]

@@ -136,45 +136,22 @@ impl Engine {
     /// fields through their hashes, never the slots once used and freed.
     /// Slots reserved by the host stay reserved.
     pub fn clear(&mut self) {
-        // Keys as they come off the queues, each hash's fields just before
-        // it. (No sort: the order of "cleared" removals is unspecified, and a
-        // sort costs wasm. No list of the keys either: at 1M keys its 4 MB
-        // would raise wasm memory's high-water mark, which never comes down,
-        // and it was an allocation the binding's `try_room` does not make:
-        // a trap when memory is full.)
-        // A call stopped early (`step_ok`) is made again: it goes on with
-        // the keys still queued, a hash cut short queued again.
-        while self.step_ok() {
-            let Some(k) = self.policy.pop_any() else { break };
-            if self.kind[k as usize] == Kind::Hash {
-                let hid = self.family[k as usize] as usize;
-                while self.hashes[hid].len > 0 {
-                    if !self.step_ok() {
-                        self.policy.insert(k, false);
-                        return;
-                    }
-                    let f = self.policy.links_mut().pop_front(&mut self.hashes[hid]).unwrap_or(NIL);
-                    self.log(f, Reason::Cleared, Kind::Field, k);
-                    self.release(f);
-                }
-                self.log(k, Reason::Cleared, Kind::Hash, NIL);
-            } else {
-                self.log(k, Reason::Cleared, Kind::Plain, NIL);
+        // Key by key, as `remove` does, off the queues (no sort: the order of
+        // "cleared" removals is unspecified, and a sort costs wasm. No list
+        // of the keys either: at 1M keys its 4 MB would raise wasm memory's
+        // high-water mark, which never comes down). A call stopped early
+        // (`step_ok`) is made again and goes on with the keys still queued.
+        while let Some(k) = self.policy.any() {
+            if !self.step_ok() {
+                return;
             }
-            self.release(k);
+            self.remove(k, Reason::Cleared);
+            if self.cut {
+                return;
+            }
         }
-        if self.cut {
-            return;
-        }
-        self.hashes.clear();
-        self.hash_free.clear();
         debug_assert_eq!(self.wheel.len(), 0, "every scheduled slot was live");
         let cur = self.tick_of(self.now());
         self.wheel.reset_cursor(cur);
-        self.hash_graced.clear();
-        self.graced_keys = 0;
-        self.entries = 0;
-        self.keys = 0;
-        self.bytes = 0;
     }
 }

@@ -505,16 +505,14 @@ fn calls_that_stop_for_a_full_log_and_are_made_again_do_what_one_call_does() {
             let used = s != NIL && !matches!(a.kind(s), Kind::Free | Kind::Reserved);
             let w = Write { ttl: Some(1.0 + rand(60) as f64), ..Default::default() };
             let wt = if has_bytes { rand(50) as u32 } else { 0 };
-            // A `clear` last: it frees slots in another order (see below),
-            // so the slots handed out after it would differ.
-            let op = if step == 299 { 10 } else { rand(12) };
+            let op = rand(12);
             let live = used && a.is_live(s);
             let kind = if used { a.kind(s) } else { Kind::Free };
             let parent = if kind == Kind::Field { a.parent(s) } else { NIL };
             // A write's result is its last chunk's; counts are summed.
             let mut last = false;
             let mut both = |f: &mut dyn FnMut(&mut Engine, bool) -> u64| on_both(&mut a, &mut b, f);
-            let (ra, rb, mut la, mut lb) = match op {
+            let (ra, rb, la, lb) = match op {
                 0..=2 => {
                     last = true;
                     let old = (kind == Kind::Plain || kind == Kind::Hash && !live).then_some(s);
@@ -555,7 +553,7 @@ fn calls_that_stop_for_a_full_log_and_are_made_again_do_what_one_call_does() {
                         n
                     })
                 }
-                10 if step == 299 => both(&mut |e, _| {
+                10 if step % 50 == 0 => both(&mut |e, _| {
                     e.clear();
                     0
                 }),
@@ -572,15 +570,6 @@ fn calls_that_stop_for_a_full_log_and_are_made_again_do_what_one_call_does() {
             }
             let sum: u64 = if last { *rb.last().unwrap() } else { rb.iter().sum() };
             assert_eq!(sum, ra, "seed {seed}, step {step}, op {op}: results");
-            if step == 299 {
-                // `clear`'s order is unspecified: a hash cut short is queued
-                // again, and cleared later.
-                for l in [&mut la, &mut lb] {
-                    let mut r: Vec<&[u32]> = l.chunks(LOG_STRIDE).collect();
-                    r.sort();
-                    *l = r.concat();
-                }
-            }
             assert_eq!(lb, la, "seed {seed}, step {step}, op {op}: records");
             assert_eq!(
                 (b.entries(), b.keys(), b.bytes(), b.used(), b.counters.evicted, b.counters.expired),
@@ -595,5 +584,5 @@ fn calls_that_stop_for_a_full_log_and_are_made_again_do_what_one_call_does() {
         }
     }
     // Every kind of call stopped early, many times.
-    assert!(stopped.iter().all(|&n| n >= 10), "calls stopped early, by op: {stopped:?}");
+    assert!(stopped.iter().all(|&n| n >= 5), "calls stopped early, by op: {stopped:?}");
 }
