@@ -370,9 +370,17 @@ impl RawEngine {
     /// Moves the clock and sweeps one budget; returns how many were removed
     /// (made again after stopping early: what is left of the budget).
     pub fn tick(&mut self, now: f64) -> JsResult<f64> {
-        let (again, left) = (self.e.cut, self.left);
-        let n = self.call_room(0, "now", |e| if again { Ok(e.purge_some(left)) } else { e.tick(now) })?;
-        self.left = if again { left } else { self.e.budget } - n;
+        let (again, mut left) = (self.e.cut, self.left);
+        let n = self.call_room(0, "now", |e| {
+            // `Engine::tick`, whose sweep goes on when the call is made again.
+            if !again {
+                e.advance(now)?;
+                e.counters.ticks += 1;
+                left = e.budget;
+            }
+            Ok(e.purge_some(left))
+        })?;
+        self.left = left - n;
         Ok(n as f64)
     }
 
