@@ -368,12 +368,16 @@ impl RawEngine {
     }
 
     /// Moves the clock and sweeps one budget; returns how many were removed
-    /// (made again after stopping early: what is left of the budget).
-    pub fn tick(&mut self, now: f64) -> JsResult<f64> {
+    /// (made again after stopping early: what is left of the budget). With
+    /// `purge`, every expired entry instead, no clock move, no tick (one
+    /// export for both).
+    pub fn tick(&mut self, now: f64, purge: bool) -> JsResult<f64> {
         let (again, mut left) = (self.e.cut, self.left);
         let n = self.call_room(0, "now", |e| {
             // `Engine::tick`, whose sweep goes on when the call is made again.
-            if !again {
+            if purge {
+                left = u64::MAX;
+            } else if !again {
                 e.advance(now)?;
                 e.counters.ticks += 1;
                 left = e.budget;
@@ -387,10 +391,6 @@ impl RawEngine {
     /// A time at or before the earliest deadline held; `Infinity` if none.
     pub fn next_expiry(&mut self) -> f64 {
         self.call(|e| e.next_expiry())
-    }
-
-    pub fn purge(&mut self) -> JsResult<f64> {
-        Ok(self.call_room(0, "purge", |e| Ok(e.purge()))? as f64)
     }
 
     /// Writes a plain entry at slot `s` (`NIL` for a new key; JS has checked

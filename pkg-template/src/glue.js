@@ -98,7 +98,7 @@ export class RawEngine {
     return check(wasm.rawengine_persist(this.p, s)) !== 0;
   }
   purge() {
-    return check(again(this, () => wasm.rawengine_purge(this.p), true));
+    return this.tick(0, 1);
   }
   reclaim() {
     wasm.rawengine_reclaim(this.p);
@@ -135,8 +135,9 @@ export class RawEngine {
     wasm.rawengine_takeError(this.p);
     return error();
   }
-  tick(now) {
-    return check(again(this, () => wasm.rawengine_tick(this.p, now), true));
+  /** Or, with `purge`, purge() (one export for both). */
+  tick(now, purge) {
+    return check(again(this, () => wasm.rawengine_tick(this.p, now, purge), true));
   }
   write(s, flags, ttl, idle, at, weight) {
     return again(this, () => wasm.rawengine_write(this.p, s, flags, ttl, idle, at, weight)) >>> 0;
