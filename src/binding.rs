@@ -324,10 +324,6 @@ impl RawEngine {
         Ok(r)
     }
 
-    /// Links queued inserts now (JS calls this when its queue is full).
-    pub fn commit(&mut self) {
-        self.call(|_| ());
-    }
 
     /// Links queued inserts and pays their write-time reclaim (JS calls this
     /// when its clock moves, at the start of a method, before any lookup).
@@ -340,7 +336,9 @@ impl RawEngine {
 
     /// Reserves up to `n` free slots for batched inserts; JS reads them from
     /// the status block (`ST_RESERVED_LEN` 0 when memory ran out: JS then
-    /// writes through `write`, which reports it).
+    /// writes through `write`, which reports it). Links the inserts queued
+    /// first, as every call does: `reserve(0)` only links them (JS's
+    /// `commit`, when its queue is full).
     pub fn reserve(&mut self, n: u32) {
         let n = (n as usize).min(QUEUE_CAP);
         let mut reserved = core::mem::take(&mut self.reserved);

@@ -104,11 +104,6 @@ pub extern "C" fn rawengine_free(p: *mut RawEngine) {
 }
 
 #[no_mangle]
-pub extern "C" fn rawengine_commit(p: *mut RawEngine) {
-    eng(p).commit();
-}
-
-#[no_mangle]
 pub extern "C" fn rawengine_reclaim(p: *mut RawEngine) {
     eng(p).reclaim();
 }
