@@ -324,7 +324,6 @@ impl RawEngine {
         Ok(r)
     }
 
-
     /// Links queued inserts and pays their write-time reclaim (JS calls this
     /// when its clock moves, at the start of a method, before any lookup).
     pub fn reclaim(&mut self) {
@@ -473,17 +472,16 @@ impl RawEngine {
 
     /// `expire` (`rel`: `t` is ms from now) or `expireAt` on slot `s`
     /// (`NIL`: missing, validate only). Returns whether anything changed.
+    /// With `COND_PERSIST`, `persist` instead: drops both clocks (true if
+    /// there was one).
     pub fn expire_at(&mut self, s: u32, t: f64, rel: bool, cond_code: u32) -> JsResult<bool> {
         if s != NIL {
             self.check(s)?;
         }
-        self.call_room(0, "key", |e| e.set_expiry(Self::slot(s), t, rel, cond(cond_code)))
-    }
-
-    pub fn persist(&mut self, s: u32) -> JsResult<bool> {
-        self.check(s)?;
-        // Removes nothing, allocates nothing: no room to make.
-        Ok(self.call(|e| e.persist(s)))
+        self.call_room(0, "key", |e| match cond_code {
+            COND_PERSIST => Ok(Self::slot(s).is_some_and(|s| e.persist(s))),
+            _ => e.set_expiry(Self::slot(s), t, rel, cond(cond_code)),
+        })
     }
 
     pub fn clear(&mut self) -> JsResult<()> {

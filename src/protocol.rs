@@ -283,6 +283,9 @@ group! { conds, "Conditions: expireAt's cond argument (0: none)",
     pub const COND_GT: u32 = 3;
     /// Only if the new deadline is earlier.
     pub const COND_LT: u32 = 4;
+    /// Not a condition: drop both clocks instead (`persist`; one export for
+    /// both, `t` and `rel` unused).
+    pub const COND_PERSIST: u32 = 5;
 }
 
 group! { reasons, "Removal reasons: a log record's reason, remove's reason argument",

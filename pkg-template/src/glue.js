@@ -6,6 +6,7 @@
 
 import {
   CALL_FAILED,
+  COND_PERSIST,
   ERROR_CLASS,
   ERROR_MSG,
   ERROR_MSG_LEN,
@@ -95,8 +96,9 @@ export class RawEngine {
   now() {
     return wasm.rawengine_now(this.p);
   }
+  /** Drops both clocks (`expireAt` with `COND_PERSIST`: one export for both). */
   persist(s) {
-    return check(wasm.rawengine_persist(this.p, s)) !== 0;
+    return this.expireAt(s, 0, 0, COND_PERSIST);
   }
   purge() {
     return this.tick(0, 1);

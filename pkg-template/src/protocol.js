@@ -246,6 +246,8 @@ export const COND_XX = 2;
 export const COND_GT = 3;
 /** Only if the new deadline is earlier. */
 export const COND_LT = 4;
+/** Not a condition: drop both clocks instead (`persist`; one export for both, `t` and `rel` unused). */
+export const COND_PERSIST = 5;
 
 // ---- Removal reasons: a log record's reason, remove's reason argument
 /** The deadline passed. */

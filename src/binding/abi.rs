@@ -180,11 +180,6 @@ pub extern "C" fn rawengine_expireAt(p: *mut RawEngine, s: u32, t: f64, rel: u32
 }
 
 #[no_mangle]
-pub extern "C" fn rawengine_persist(p: *mut RawEngine, s: u32) -> i32 {
-    flag(eng(p).persist(s))
-}
-
-#[no_mangle]
 pub extern "C" fn rawengine_clear(p: *mut RawEngine) -> i32 {
     flag(eng(p).clear().map(|()| false))
 }
