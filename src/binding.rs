@@ -249,7 +249,7 @@ impl RawEngine {
         s[ST_LOG_LEN] = self.e.log.len() as u32;
         s[ST_CAP] = self.e.capacity() as u32;
         s[ST_TIMES] = self.e.times.as_ptr() as u32;
-        s[ST_FREQ] = self.e.policy.freq.as_ptr() as u32;
+        s[ST_FREQ] = self.e.policy.bits.as_ptr() as u32;
         s[ST_QUEUE] = self.queue.as_ptr() as u32;
         s[ST_ENTRIES] = self.e.entries().min(u64::from(u32::MAX)) as u32;
         s[ST_RESERVED] = self.reserved.as_ptr() as u32;

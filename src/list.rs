@@ -30,51 +30,83 @@ impl List {
     }
 }
 
-/// `next`/`prev` columns, one pair per slot. A slot is in at most one list of
-/// a given `Links` at a time.
+/// A `[next, prev]` pair per slot. A slot is in at most one list of a given
+/// `Links` at a time.
+///
+/// One column of pairs, not a `next` and a `prev` column: unlinking a slot
+/// reads both of its links and writes one of each neighbour's, so with the
+/// pair together that is one cache line per slot touched instead of two (a
+/// sweep at 1M entries misses the cache on nearly every slot it visits).
+///
+/// Stored as a flat `Vec<u32>` (`next` at `2s`, `prev` at `2s + 1`) rather
+/// than a `Vec<[u32; 2]>`: the wasm then shares the growth code of the other
+/// `u32` columns (a column of pairs measured +115 B in the download).
 #[derive(Default, Clone, Debug)]
 pub(crate) struct Links {
-    next: Vec<u32>,
-    prev: Vec<u32>,
+    pair: Vec<u32>,
+}
+
+const NEXT: usize = 0;
+const PREV: usize = 1;
+
+fn at(s: u32) -> usize {
+    s as usize * 2
 }
 
 impl Links {
     pub fn grow(&mut self, len: usize) {
-        self.next.resize(len, NIL);
-        self.prev.resize(len, NIL);
+        self.pair.resize(len * 2, NIL);
     }
 
     /// Room for `extra` more slots, or an error and no change in length.
     pub fn try_reserve(&mut self, extra: usize) -> Result<(), alloc::collections::TryReserveError> {
-        self.next.try_reserve_exact(extra)?;
-        self.prev.try_reserve_exact(extra)
+        self.pair.try_reserve_exact(extra * 2)
+    }
+
+    /// Slot `s`'s `[next, prev]` (one load for an owner that needs both).
+    pub fn pair(&self, s: u32) -> [u32; 2] {
+        let i = at(s);
+        [self.pair[i + NEXT], self.pair[i + PREV]]
+    }
+
+    /// Sets both of slot `s`'s links (for an owner that keeps its lists'
+    /// ends itself).
+    pub fn set_pair(&mut self, s: u32, next: u32, prev: u32) {
+        let i = at(s);
+        self.pair[i + NEXT] = next;
+        self.pair[i + PREV] = prev;
+    }
+
+    /// Loads slot `s`'s links (see `Engine::warm`).
+    pub fn warm(&self, s: u32) {
+        // SAFETY: a reference into the column; a volatile read, so that the
+        // load stays although its value is unused.
+        unsafe { core::ptr::read_volatile(&self.pair[at(s)]) };
     }
 
     pub fn next(&self, s: u32) -> u32 {
-        self.next[s as usize]
+        self.pair[at(s) + NEXT]
     }
 
     /// Sets the `next` link (for an owner that keeps its lists' ends itself,
     /// or threads a list of its own through a slot in no list).
     pub fn set_next(&mut self, s: u32, v: u32) {
-        self.next[s as usize] = v;
+        self.pair[at(s) + NEXT] = v;
     }
 
     pub fn prev(&self, s: u32) -> u32 {
-        self.prev[s as usize]
+        self.pair[at(s) + PREV]
     }
 
     /// Sets the `prev` link (for an owner that keeps its lists' ends itself).
     pub fn set_prev(&mut self, s: u32, v: u32) {
-        self.prev[s as usize] = v;
+        self.pair[at(s) + PREV] = v;
     }
 
     pub fn push_front(&mut self, list: &mut List, s: u32) {
-        let i = s as usize;
-        self.prev[i] = NIL;
-        self.next[i] = list.head;
+        self.set_pair(s, list.head, NIL);
         if list.head != NIL {
-            self.prev[list.head as usize] = s;
+            self.set_prev(list.head, s);
         } else {
             list.tail = s;
         }
@@ -83,20 +115,18 @@ impl Links {
     }
 
     pub fn unlink(&mut self, list: &mut List, s: u32) {
-        let i = s as usize;
-        let (p, n) = (self.prev[i], self.next[i]);
+        let [n, p] = self.pair(s);
         if p != NIL {
-            self.next[p as usize] = n;
+            self.set_next(p, n);
         } else {
             list.head = n;
         }
         if n != NIL {
-            self.prev[n as usize] = p;
+            self.set_prev(n, p);
         } else {
             list.tail = p;
         }
-        self.next[i] = NIL;
-        self.prev[i] = NIL;
+        self.set_pair(s, NIL, NIL);
         list.len -= 1;
     }
 
@@ -120,7 +150,7 @@ impl Links {
     }
 
     pub fn memory(&self) -> usize {
-        (self.next.capacity() + self.prev.capacity()) * 4
+        self.pair.capacity() * 4
     }
 }
 
@@ -155,5 +185,20 @@ mod tests {
         assert_eq!(l.pop_back(&mut a), Some(2));
         assert!(a.is_empty());
         assert_eq!(l.pop_back(&mut a), None);
+    }
+
+    #[test]
+    fn a_pair_is_next_then_prev() {
+        let mut l = Links::default();
+        l.grow(3);
+        let mut a = List::default();
+        for s in [0, 1, 2] {
+            l.push_front(&mut a, s);
+        }
+        assert_eq!(l.pair(1), [l.next(1), l.prev(1)]);
+        assert_eq!(l.pair(1), [0, 2]);
+        l.set_pair(2, 7, 8);
+        assert_eq!((l.next(2), l.prev(2)), (7, 8));
+        assert_eq!((l.next(1), l.prev(1), l.next(0)), (0, 2, NIL), "neighbours' links untouched");
     }
 }

@@ -12,12 +12,22 @@
 //! We chose it over SIEVE for that scan resistance, and over W-TinyLFU
 //! because a hit is a single byte increment (`freq`), which the JS side does
 //! through a shared view of wasm memory without calling into wasm at all.
+//!
+//! Each slot's `freq`, queue and the engine's slot kind share one byte (see
+//! [`Policy::bits`]): a removal reads and writes all three, so one column is
+//! one cache line a slot where three were three, and 1 byte where 3 were.
 
 use crate::list::{Links, List};
 use alloc::vec::Vec;
 
 pub(crate) const QUEUE_NONE: u8 = 0;
 pub(crate) const QUEUE_SMALL: u8 = 1;
+/// The slot byte: `freq` in the low bits (the JS host bumps the byte itself
+/// while `byte & MAX_FREQ < MAX_FREQ`, so `freq` must be the lowest field and
+/// `MAX_FREQ` its mask), the queue above it, the slot kind on top.
+const QUEUE_SHIFT: u32 = 2;
+const QUEUE_BITS: u8 = 3 << QUEUE_SHIFT;
+const KIND_SHIFT: u32 = 4;
 /// The small queue's share of the entries is `1 / SMALL_SHARE` (S3-FIFO's
 /// 10%): under it, a main tail with read credit spends a unit instead of the
 /// small queue giving up its tail.
@@ -39,54 +49,89 @@ pub(crate) struct Policy {
     small: List,
     main: List,
     links: Links,
-    queue: Vec<u8>,
-    /// Saturating read counter per slot; shared with JS, which bumps it on hits.
-    pub freq: Vec<u8>,
+    /// One byte per slot: its saturating read counter (`freq`, bits 0-1,
+    /// bumped by JS on hits through a shared view), its queue (bits 2-3) and
+    /// the engine's slot kind (bits 4-6, a `protocol::SLOT_*`). All zero: a
+    /// free slot, in no queue, never read.
+    pub bits: Vec<u8>,
 }
 
 impl Policy {
     pub fn grow(&mut self, len: usize) {
         self.links.grow(len);
-        self.queue.resize(len, QUEUE_NONE);
-        self.freq.resize(len, 0);
+        self.bits.resize(len, 0);
     }
 
     /// Room for `extra` more slots, so a following `grow` cannot fail.
     pub fn try_reserve(&mut self, extra: usize) -> Result<(), alloc::collections::TryReserveError> {
         self.links.try_reserve(extra)?;
-        self.queue.try_reserve_exact(extra)?;
-        self.freq.try_reserve_exact(extra)
+        self.bits.try_reserve_exact(extra)
+    }
+
+    fn queue(&self, s: u32) -> u8 {
+        (self.bits[s as usize] & QUEUE_BITS) >> QUEUE_SHIFT
+    }
+
+    /// Sets slot `s`'s queue and its `freq` to `freq`, keeping its kind.
+    fn set_queue(&mut self, s: u32, queue: u8, freq: u8) {
+        let b = &mut self.bits[s as usize];
+        *b = (*b & !(QUEUE_BITS | MAX_FREQ)) | queue << QUEUE_SHIFT | freq;
+    }
+
+    /// Loads slot `s`'s byte and queue links (see `Engine::warm`).
+    pub fn warm(&self, s: u32) {
+        // SAFETY: as in `Links::warm`.
+        unsafe { core::ptr::read_volatile(&self.bits[s as usize]) };
+        self.links.warm(s);
+    }
+
+    pub fn freq(&self, s: u32) -> u8 {
+        self.bits[s as usize] & MAX_FREQ
+    }
+
+    pub fn set_freq(&mut self, s: u32, f: u8) {
+        let b = &mut self.bits[s as usize];
+        *b = (*b & !MAX_FREQ) | f;
+    }
+
+    /// Slot `s`'s kind, a `protocol::SLOT_*` (the engine's `Kind`).
+    pub fn kind(&self, s: u32) -> u8 {
+        self.bits[s as usize] >> KIND_SHIFT
+    }
+
+    /// Sets slot `s`'s kind; a slot becoming free or taken (`fresh`) is in
+    /// no queue and unread, so the whole byte is written.
+    pub fn set_kind(&mut self, s: u32, kind: u8, fresh: bool) {
+        let b = &mut self.bits[s as usize];
+        let keep = if fresh { 0 } else { *b & !(7 << KIND_SHIFT) };
+        *b = keep | kind << KIND_SHIFT;
     }
 
     pub fn insert(&mut self, s: u32, to_main: bool) {
-        let i = s as usize;
-        debug_assert_eq!(self.queue[i], QUEUE_NONE, "slot {} queued twice", s);
-        self.freq[i] = 0;
+        debug_assert_eq!(self.queue(s), QUEUE_NONE, "slot {} queued twice", s);
         if to_main {
-            self.queue[i] = QUEUE_MAIN;
+            self.set_queue(s, QUEUE_MAIN, 0);
             self.links.push_front(&mut self.main, s);
         } else {
-            self.queue[i] = QUEUE_SMALL;
+            self.set_queue(s, QUEUE_SMALL, 0);
             self.links.push_front(&mut self.small, s);
         }
     }
 
     pub fn hit(&mut self, s: u32) {
-        let f = &mut self.freq[s as usize];
-        if *f < MAX_FREQ {
-            *f += 1;
+        let b = &mut self.bits[s as usize];
+        if *b & MAX_FREQ < MAX_FREQ {
+            *b += 1;
         }
     }
 
     pub fn remove(&mut self, s: u32) {
-        let i = s as usize;
-        match self.queue[i] {
+        match self.queue(s) {
             QUEUE_SMALL => self.links.unlink(&mut self.small, s),
             QUEUE_MAIN => self.links.unlink(&mut self.main, s),
             _ => return,
         }
-        self.queue[i] = QUEUE_NONE;
-        self.freq[i] = 0;
+        self.set_queue(s, QUEUE_NONE, 0);
     }
 
     /// The links, for lists of slots that are never queued (hash fields).
@@ -120,44 +165,48 @@ impl Policy {
     /// Amortized O(1): every lap either evicts, promotes or spends a credit.
     pub fn evict(&mut self, keep: Option<u32>) -> Option<Victim> {
         let total = self.len();
-        let keep_len = keep.map_or(0, |k| u32::from(self.queue[k as usize] != QUEUE_NONE));
+        let keep_len = keep.map_or(0, |k| u32::from(self.queue(k) != QUEUE_NONE));
         if total <= keep_len {
             return None;
         }
         loop {
-            let credit = |p: &Self, s: u32| p.freq[s as usize] > 0 || Some(s) == keep;
+            let credit = |p: &Self, s: u32| p.freq(s) > 0 || Some(s) == keep;
             let tail_credit = self.main.len > 0 && credit(self, self.main.tail);
             let share = self.small.len * SMALL_SHARE >= total || self.main.len == 0;
             let from_small = self.small.len > 0 && (share || tail_credit);
             if from_small && !share {
                 let s = self.links.pop_back(&mut self.main).expect("non-empty main");
-                let f = &mut self.freq[s as usize];
-                *f = f.saturating_sub(1);
+                self.spend(s);
                 self.links.push_front(&mut self.main, s);
             }
             if from_small {
                 let s = self.links.pop_back(&mut self.small).expect("non-empty small");
-                let i = s as usize;
                 if credit(self, s) {
-                    self.queue[i] = QUEUE_MAIN;
+                    self.set_queue(s, QUEUE_MAIN, self.freq(s));
                     self.links.push_front(&mut self.main, s);
                     continue;
                 }
-                self.queue[i] = QUEUE_NONE;
+                self.set_queue(s, QUEUE_NONE, self.freq(s));
                 return Some(Victim { slot: s, ghost: true });
             }
             let s = self.links.pop_back(&mut self.main).expect("non-empty main");
-            let i = s as usize;
             if credit(self, s) {
-                self.freq[i] = self.freq[i].saturating_sub(1);
+                self.spend(s);
                 self.links.push_front(&mut self.main, s);
                 if Some(s) == keep && self.main.len == 1 && self.small.len == 0 {
                     return None;
                 }
                 continue;
             }
-            self.queue[i] = QUEUE_NONE;
+            self.set_queue(s, QUEUE_NONE, self.freq(s));
             return Some(Victim { slot: s, ghost: false });
+        }
+    }
+
+    /// One unit of slot `s`'s read credit, if it has any.
+    fn spend(&mut self, s: u32) {
+        if self.freq(s) > 0 {
+            self.bits[s as usize] -= 1;
         }
     }
 
@@ -169,8 +218,8 @@ impl Policy {
         for (list, tag) in [(&self.small, QUEUE_SMALL), (&self.main, QUEUE_MAIN)] {
             let (mut s, mut n, mut prev) = (list.head, 0u32, crate::list::NIL);
             while s != crate::list::NIL {
-                if self.queue[s as usize] != tag {
-                    return Err(format!("slot {s} in queue {tag} is tagged {}", self.queue[s as usize]));
+                if self.queue(s) != tag {
+                    return Err(format!("slot {s} in queue {tag} is tagged {}", self.queue(s)));
                 }
                 if self.links.prev(s) != prev {
                     return Err(format!("slot {s}: broken back link in queue {tag}"));
@@ -191,7 +240,7 @@ impl Policy {
                 ));
             }
         }
-        let tagged = self.queue.iter().filter(|&&q| q != QUEUE_NONE).count();
+        let tagged = self.bits.iter().filter(|&&b| b & QUEUE_BITS != 0).count();
         if tagged != out.len() {
             return Err(format!("{tagged} slots tagged as queued, {} in the queues", out.len()));
         }
@@ -206,11 +255,11 @@ impl Policy {
 
     #[cfg(test)]
     pub fn queue_of(&self, s: u32) -> u8 {
-        self.queue[s as usize]
+        self.queue(s)
     }
 
     pub fn memory(&self) -> usize {
-        self.links.memory() + self.queue.capacity() + self.freq.capacity()
+        self.links.memory() + self.bits.capacity()
     }
 }
 
@@ -286,6 +335,36 @@ mod tests {
         let read_lost: Vec<u32> = evicted.iter().copied().filter(|&s| (5..100).contains(&s)).collect();
         assert!(read_lost.is_empty(), "read keys {read_lost:?} evicted before unread ones ({evicted:?})");
         assert_eq!(p.len(), 100);
+    }
+
+    #[test]
+    fn the_slot_byte_keeps_kind_queue_and_freq_apart() {
+        use crate::protocol::{SLOT_FIELD, SLOT_PLAIN};
+        let mut p = policy(4);
+        p.set_kind(0, SLOT_PLAIN, true);
+        p.insert(0, false);
+        for _ in 0..10 {
+            p.hit(0);
+        }
+        assert_eq!((p.kind(0), p.queue_of(0), p.freq(0)), (SLOT_PLAIN, QUEUE_SMALL, MAX_FREQ), "freq saturates");
+        // What the JS host does on a read: +1 while the freq bits are under
+        // their mask, never into the queue's.
+        assert_eq!(p.bits[0] & MAX_FREQ, MAX_FREQ);
+        p.set_kind(1, SLOT_FIELD, true);
+        p.insert(1, true);
+        p.set_freq(1, 2);
+        // 0 moves to main with its credit; both spend a unit a lap until
+        // 1, with less, runs out.
+        assert_eq!(p.evict(None).map(|v| v.slot), Some(1));
+        assert_eq!((p.kind(1), p.queue_of(1), p.freq(1)), (SLOT_FIELD, QUEUE_NONE, 0));
+        assert_eq!((p.kind(0), p.queue_of(0), p.freq(0)), (SLOT_PLAIN, QUEUE_MAIN, 1));
+        p.remove(0);
+        assert_eq!((p.kind(0), p.queue_of(0), p.freq(0)), (SLOT_PLAIN, QUEUE_NONE, 0));
+        p.set_kind(0, SLOT_FIELD, false);
+        assert_eq!(p.bits[0], SLOT_FIELD << KIND_SHIFT);
+        p.set_freq(0, 3);
+        p.set_kind(0, 0, true);
+        assert_eq!(p.bits[0], 0, "a slot freed or handed out is unread");
     }
 
     #[test]

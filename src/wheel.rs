@@ -51,6 +51,8 @@ pub(crate) struct Wheel {
     /// nothing was scheduled at the cursor since. A pop at that limit (every
     /// write at capacity sweeps twice) then skips the scan of the levels.
     quiet: bool,
+    /// The bucket of the last `pop` (for `next_hint`).
+    popped: usize,
 }
 
 fn group(t: u64, level: usize) -> usize {
@@ -78,6 +80,7 @@ impl Default for Wheel {
             links: Links::default(),
             len: 0,
             quiet: false,
+            popped: 0,
         }
     }
 }
@@ -127,12 +130,11 @@ impl Wheel {
         }
         let end = END | b as u32;
         let head = self.buckets[b].head;
-        self.links.set_prev(s, end);
         if head == NIL {
-            self.links.set_next(s, end);
+            self.links.set_pair(s, end, end);
             self.buckets[b].tail = s;
         } else {
-            self.links.set_next(s, head);
+            self.links.set_pair(s, head, end);
             self.links.set_prev(head, s);
         }
         self.buckets[b].head = s;
@@ -142,7 +144,7 @@ impl Wheel {
 
     /// Removes `s` from its bucket, if it is in one.
     pub fn cancel(&mut self, s: u32) {
-        let (p, n) = (self.links.prev(s), self.links.next(s));
+        let [n, p] = self.links.pair(s);
         if p == NIL {
             return;
         }
@@ -162,13 +164,13 @@ impl Wheel {
                 self.occupied[b / SLOTS] &= !(1 << (b % SLOTS));
             }
         }
-        self.links.set_prev(s, NIL);
-        self.links.set_next(s, NIL);
+        self.links.set_pair(s, NIL, NIL);
         self.len -= 1;
     }
 
     fn take(&mut self, level: usize, g: usize) -> u32 {
-        let s = self.buckets[level * SLOTS + g].head;
+        self.popped = level * SLOTS + g;
+        let s = self.buckets[self.popped].head;
         self.cancel(s);
         s
     }
@@ -269,6 +271,13 @@ impl Wheel {
                 }
             }
         }
+    }
+
+    /// The slot after the one [`pop`](Self::pop) last handed out in its
+    /// bucket (`NIL` if none): most likely the next one it hands out, so a
+    /// caller may start loading its columns early.
+    pub fn next_hint(&self) -> u32 {
+        self.buckets.get(self.popped).map_or(NIL, |b| b.head)
     }
 
     /// Restarts the cursor (used after `clear` or when restoring).

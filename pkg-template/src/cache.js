@@ -453,7 +453,7 @@ export class TtlCache {
     F64[this.#clocksAt + s * TIMES_STRIDE + TIMES_LAST] = this.#now;
     const f = this.#freqAt + s;
     const q = U8[f];
-    if (q < FREQ_MAX) U8[f] = q + 1;
+    if ((q & FREQ_MAX) < FREQ_MAX) U8[f] = q + 1;
   }
 
   #deadline(s) {
@@ -570,7 +570,7 @@ export class TtlCache {
     const U = U8;
     const f = this.#freqAt + s;
     const q = U[f];
-    if (q < FREQ_MAX) U[f] = q + 1;
+    if ((q & FREQ_MAX) < FREQ_MAX) U[f] = q + 1;
     vals[s] = value;
     this.#updated++;
     return true;
@@ -600,7 +600,6 @@ export class TtlCache {
     F64[t + TIMES_IDLE] = idle;
     const born = this.#born;
     if (born !== null) born[r] = now;
-    U8[this.#freqAt + r] = 0;
     U32[this.#insertQueueAt + np] = r;
     this.#queuedInserts = np + 1;
     this.#keyMap.set(key, r);
@@ -747,7 +746,7 @@ export class TtlCache {
         F64[last] = now;
         const f = this.#freqAt + s;
         const q = U8[f];
-        if (q < FREQ_MAX) U8[f] = q + 1;
+        if ((q & FREQ_MAX) < FREQ_MAX) U8[f] = q + 1;
         this.#hits++;
         return v;
       }

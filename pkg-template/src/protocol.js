@@ -98,8 +98,8 @@
 //    until it queues them; `reserve` also moves the queue (`ST_QUEUE`).
 // 2. Filled by the host. The host MUST write the slot's clocks
 //    (`TIMES_STRIDE` `f64`s at `ST_TIMES`: `TIMES_ABS`, `TIMES_LAST` = now,
-//    `TIMES_IDLE`) with a deadline after now, and its `freq` byte (0), and
-//    only when the insert needs no eviction (live entries plus queued
+//    `TIMES_IDLE`) with a deadline after now (its `freq` is 0 already: a
+//    slot is handed out unread), and only when the insert needs no eviction (live entries plus queued
 //    inserts below `maxEntries`, no `maxBytes` weight).
 // 3. Queued. The host writes the slot number at word `ST_QUEUE / 4 + i`
 //    (`QUEUE_TO_MAIN` or-ed in for a returning ghost), and before its next
@@ -118,7 +118,9 @@
 // - the clock word at `ST_NOW`, the queue count `ST_QUEUED`, and `ST_LOG_LEN`
 //   (to 0, see the log);
 // - the queue (`ST_QUEUE`) and the clocks and `freq` of reserved slots (the
-//   lifecycle above);
+//   lifecycle above); a slot's byte at `ST_FREQ` holds the engine's own
+//   bits too, so the host only ever adds 1 to it, and only while
+//   `byte & FREQ_MAX < FREQ_MAX`;
 // - for a live slot (plain entry, hash or field) on a read: `TIMES_LAST` =
 //   now (restarting its idle window) and its `freq` byte, up to `FREQ_MAX`;
 // - for a live plain slot on an overwrite: all three clocks, but only when
@@ -184,7 +186,7 @@ export const ST_LOG_LEN = 1;
 export const ST_CAP = 2;
 /** Byte address of the `times` column (`TIMES_STRIDE` `f64`s per slot). */
 export const ST_TIMES = 3;
-/** Byte address of the `freq` column (one byte per slot). */
+/** Byte address of the slot bytes (one per slot): a slot's `freq` in the bits under `FREQ_MAX`, the engine's own bits above. */
 export const ST_FREQ = 4;
 /** Byte address of the insert queue (`QUEUE_CAP` `u32` slot numbers). */
 export const ST_QUEUE = 5;
@@ -222,7 +224,7 @@ export const TIMES_ABS = 0;
 export const TIMES_LAST = 1;
 /** Idle window, or `Infinity`. */
 export const TIMES_IDLE = 2;
-/** Highest value of a slot's `freq` byte (S3-FIFO's read counter). */
+/** Highest value of a slot's `freq` (S3-FIFO's read counter), and the mask of its bits in the slot's byte (the lowest bits). */
 export const FREQ_MAX = 3;
 
 // ---- Write flags: the flags argument of write and hwrite

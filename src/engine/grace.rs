@@ -37,10 +37,10 @@ impl Engine {
     /// a hash whose own deadline passed (a hash's deadline has no grace).
     pub fn stale_until(&self, s: u32) -> f64 {
         let i = s as usize;
-        if !self.grace_on || !matches!(self.kind[i], Kind::Plain | Kind::Field) {
+        if !self.grace_on || !matches!(self.kind(s), Kind::Plain | Kind::Field) {
             return 0.0;
         }
-        if self.kind[i] == Kind::Field && !self.own_live(self.family[i], self.now()) {
+        if self.kind(s) == Kind::Field && !self.own_live(self.family[i], self.now()) {
             return 0.0;
         }
         let d = self.times[i].deadline();
@@ -79,7 +79,7 @@ impl Engine {
         if !self.graced(i) {
             debug_assert!(!self.own_live(s, self.now()), "slot {s} enters grace before its deadline");
             self.set_graced(i, true);
-            if self.kind[i] == Kind::Plain {
+            if self.kind(s) == Kind::Plain {
                 self.graced_keys += 1;
                 self.log_enter_grace(s, Kind::Plain, NIL);
             } else {
@@ -108,7 +108,7 @@ impl Engine {
     /// whose own deadline holds but whose fields are all expired lets each
     /// field go or enter grace. Returns the entries removed.
     pub fn expire_found(&mut self, s: u32) -> u64 {
-        let kind = self.kind[s as usize];
+        let kind = self.kind(s);
         match kind {
             // All its fields wait out their grace already: nothing to walk.
             Kind::Hash if self.graced(s as usize) => 0,

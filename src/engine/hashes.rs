@@ -24,7 +24,7 @@ impl Engine {
     /// by removals, never repeated (issue 13: 10k `hget`s on a hash with
     /// unswept dead fields cost O(fields) each).
     pub fn tidy_hash(&mut self, h: u32) {
-        debug_assert_eq!(self.kind[h as usize], Kind::Hash);
+        debug_assert_eq!(self.kind(h), Kind::Hash);
         if self.is_live(h) {
             self.drop_dead_fields(h, true);
         }

@@ -13,22 +13,25 @@ impl Engine {
     /// tests and fuzzing, after every step.
     #[cfg(any(debug_assertions, feature = "invariants"))]
     pub fn check_invariants(&self) -> core::result::Result<(), alloc::string::String> {
-        let n = self.kind.len();
+        let n = self.times.len();
         // The lazy columns are off (empty) or as long as the others.
         let lazy_ok = |len: usize| len == 0 || len == n;
-        if self.times.len() != n || !lazy_ok(self.weight.len()) || !lazy_ok(self.family.len()) || self.high as usize > n
+        if self.policy.bits.len() != n
+            || !lazy_ok(self.weight.len())
+            || !lazy_ok(self.family.len())
+            || self.high as usize > n
         {
             return Err("column lengths disagree".into());
         }
-        if self.family.is_empty() && self.kind.iter().any(|k| matches!(k, Kind::Hash | Kind::Field)) {
+        if self.family.is_empty() && (0..n as u32).any(|s| matches!(self.kind(s), Kind::Hash | Kind::Field)) {
             return Err("a hash or field, yet no family column".into());
         }
         let mut free = alloc::vec![false; n];
         let (mut s, mut free_len) = (self.free, 0u32);
         while s != NIL {
             let i = s as usize;
-            if s >= self.high || self.kind[i] != Kind::Free || core::mem::replace(&mut free[i], true) {
-                return Err(format!("free list holds slot {s} ({:?})", self.kind.get(i)));
+            if s >= self.high || self.kind(s) != Kind::Free || core::mem::replace(&mut free[i], true) {
+                return Err(format!("free list holds slot {s} ({:?})", (i < n).then(|| self.kind(s))));
             }
             free_len += 1;
             s = self.wheel.next_linked(s);
@@ -49,7 +52,7 @@ impl Engine {
         #[allow(clippy::needless_range_loop)] // one index into six columns
         for i in 0..n {
             let s = i as u32;
-            let k = self.kind[i];
+            let k = self.kind(i as u32);
             let in_wheel = self.wheel.is_scheduled(s);
             scheduled += usize::from(in_wheel);
             match k {
@@ -88,7 +91,7 @@ impl Engine {
                     fields += 1;
                     bytes += u64::from(self.wt(i));
                     let h = self.family[i] as usize;
-                    if self.kind.get(h) != Some(&Kind::Hash) {
+                    if h >= n || self.kind(h as u32) != Kind::Hash {
                         return Err(format!("field {s} has no hash"));
                     }
                 }
@@ -103,7 +106,10 @@ impl Engine {
                     let mut graced_fields = 0u32;
                     while f != NIL {
                         let j = f as usize;
-                        if self.kind[j] != Kind::Field || self.family[j] != s || self.policy.links().prev(f) != prev {
+                        if self.kind(j as u32) != Kind::Field
+                            || self.family[j] != s
+                            || self.policy.links().prev(f) != prev
+                        {
                             return Err(format!("hash {s} lists slot {f}, not its field"));
                         }
                         count += 1;
@@ -178,8 +184,7 @@ impl Engine {
         }
         let mut queued = self.policy.check()?;
         queued.sort_unstable();
-        let mut keyed: Vec<u32> =
-            (0..n as u32).filter(|&s| matches!(self.kind[s as usize], Kind::Plain | Kind::Hash)).collect();
+        let mut keyed: Vec<u32> = (0..n as u32).filter(|&s| matches!(self.kind(s), Kind::Plain | Kind::Hash)).collect();
         keyed.sort_unstable();
         if queued != keyed {
             return Err(format!("eviction queues hold {queued:?}, keys are {keyed:?}"));

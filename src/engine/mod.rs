@@ -73,6 +73,19 @@ pub(crate) enum Kind {
     Reserved = SLOT_RESERVED,
 }
 
+impl Kind {
+    /// The kind a slot byte's kind bits name.
+    fn from_bits(b: u8) -> Kind {
+        match b {
+            SLOT_PLAIN => Kind::Plain,
+            SLOT_HASH => Kind::Hash,
+            SLOT_FIELD => Kind::Field,
+            SLOT_RESERVED => Kind::Reserved,
+            _ => Kind::Free,
+        }
+    }
+}
+
 // The removal log's record (see `protocol`), named here for the hosts.
 pub(crate) use crate::protocol::{LogRecord, LOG_ENTER_GRACE, LOG_FLAGS, LOG_GHOST, LOG_STRIDE};
 use crate::protocol::{SLOT_FIELD, SLOT_FREE, SLOT_HASH, SLOT_PLAIN, SLOT_RESERVED};
@@ -86,7 +99,6 @@ pub(crate) struct Engine {
     clock: Clock,
     origin: f64,
     pub times: Vec<Times>,
-    kind: Vec<Kind>,
     /// Each slot's weight; empty (every weight 0) until a slot weighs
     /// something, so a cache without `sizeOf` pays nothing per entry.
     weight: Vec<u32>,
@@ -164,7 +176,6 @@ impl Engine {
             clock,
             origin: now,
             times: Vec::new(),
-            kind: Vec::new(),
             weight: Vec::new(),
             family: Vec::new(),
             hashes: Vec::new(),
@@ -237,7 +248,6 @@ impl Engine {
 
     pub fn memory(&self) -> usize {
         self.times.capacity() * core::mem::size_of::<Times>()
-            + self.kind.capacity()
             + self.weight.capacity() * 4
             + self.family.capacity() * 4
             + self.hashes.capacity() * core::mem::size_of::<List>()
@@ -339,7 +349,13 @@ impl Engine {
     // tells kinds apart by its items).
     #[cfg_attr(not(any(target_arch = "wasm32", debug_assertions, feature = "invariants")), allow(dead_code))]
     pub fn kind(&self, s: u32) -> Kind {
-        self.kind[s as usize]
+        Kind::from_bits(self.policy.kind(s))
+    }
+
+    /// Sets slot `s`'s kind (in the policy's slot byte); `fresh`: the slot
+    /// is being freed or handed out, in no queue.
+    pub(crate) fn set_kind(&mut self, s: u32, kind: Kind, fresh: bool) {
+        self.policy.set_kind(s, kind as u8, fresh);
     }
 
     pub fn parent(&self, s: u32) -> u32 {
@@ -422,7 +438,7 @@ impl Engine {
     /// [`is_live`](Self::is_live) at a time at or after the clock's (a
     /// followed source's reading the engine has not been moved to yet).
     pub fn is_live_at(&self, s: u32, now: f64) -> bool {
-        match self.kind[s as usize] {
+        match self.kind(s) {
             Kind::Free | Kind::Reserved => false,
             Kind::Field => self.own_live(s, now) && self.own_live(self.family[s as usize], now),
             Kind::Hash => self.own_live(s, now) && self.fields(s).any(|f| self.own_live(f, now)),
@@ -436,7 +452,7 @@ impl Engine {
     pub fn read(&mut self, s: u32) {
         let now = self.now();
         self.times[s as usize].last = now;
-        if self.kind[s as usize] == Kind::Field {
+        if self.kind(s) == Kind::Field {
             let h = self.family[s as usize];
             self.times[h as usize].last = now;
             self.policy.hit(h);
@@ -456,7 +472,7 @@ impl Engine {
     /// counts too.
     pub fn ttl_at(&self, s: u32, now: f64) -> f64 {
         let mut d = self.times[s as usize].deadline();
-        if self.kind[s as usize] == Kind::Field {
+        if self.kind(s) == Kind::Field {
             d = d.min(self.times[self.family[s as usize] as usize].deadline());
         }
         if d == NEVER {
@@ -479,7 +495,7 @@ impl Engine {
     /// Slots in use, in slot order (snapshots).
     #[cfg_attr(target_arch = "wasm32", allow(dead_code))] // used by the native TtlCache
     pub fn occupied(&self) -> impl Iterator<Item = u32> + '_ {
-        (0..self.kind.len() as u32).filter(move |&s| !matches!(self.kind[s as usize], Kind::Free | Kind::Reserved))
+        (0..self.times.len() as u32).filter(move |&s| !matches!(self.kind(s), Kind::Free | Kind::Reserved))
     }
 
     /// Sets `maxEntries` without preallocating for it: a restored engine
@@ -495,7 +511,7 @@ impl Engine {
     /// The caller has validated the clocks are live and the bounds hold.
     pub fn restore_slot(&mut self, kind: Kind, parent: u32, t: Times, weight: u32) -> u32 {
         debug_assert!(match kind {
-            Kind::Field => self.kind.get(parent as usize) == Some(&Kind::Hash),
+            Kind::Field => (parent as usize) < self.times.len() && self.kind(parent) == Kind::Hash,
             Kind::Plain | Kind::Hash => parent == NIL,
             Kind::Free | Kind::Reserved => false,
         });

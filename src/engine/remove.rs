@@ -60,10 +60,10 @@ impl Engine {
 
     fn release(&mut self, s: u32) {
         let i = s as usize;
-        debug_assert!(!matches!(self.kind[i], Kind::Free), "slot {s} released twice");
+        debug_assert!(!matches!(self.kind(s), Kind::Free), "slot {s} released twice");
         self.wheel.cancel(s);
         self.times[i] = Times::EMPTY;
-        self.kind[i] = Kind::Free;
+        self.set_kind(s, Kind::Free, true);
         self.set_wt(i, 0);
         if !self.family.is_empty() {
             self.family[i] = NIL;
@@ -80,7 +80,7 @@ impl Engine {
     /// the number of entries (plain entries and fields) removed.
     pub fn remove(&mut self, s: u32, reason: Reason) -> u64 {
         let i = s as usize;
-        match self.kind[i] {
+        match self.kind(s) {
             Kind::Free | Kind::Reserved => 0,
             Kind::Plain => {
                 self.policy.remove(s);
@@ -97,7 +97,7 @@ impl Engine {
                 // call stopped early leaves the hash with the rest.
                 let hid = self.family[i] as usize;
                 let mut n = 0;
-                while self.kind[i] == Kind::Hash && self.step_ok() {
+                while self.kind(s) == Kind::Hash && self.step_ok() {
                     let f = self.hashes[hid].head;
                     n += self.remove(f, reason);
                 }

@@ -79,7 +79,7 @@ impl Engine {
         // that died within the clock's current millisecond may not be due in
         // the wheel yet: its dead fields go here, so the bound `check_fits`
         // promised holds.
-        if let Some(h) = keep.filter(|&h| self.kind[h as usize] == Kind::Hash && self.over(entries, bytes)) {
+        if let Some(h) = keep.filter(|&h| self.kind(h) == Kind::Hash && self.over(entries, bytes)) {
             self.drop_dead_fields(h, false);
         }
         loop {
@@ -132,8 +132,8 @@ impl Engine {
                 s
             }
         };
-        debug_assert_eq!(self.kind[s as usize], Kind::Free, "slot {} handed out twice", s);
-        self.kind[s as usize] = kind;
+        debug_assert_eq!(self.kind(s), Kind::Free, "slot {} handed out twice", s);
+        self.set_kind(s, kind, true);
         s
     }
 
@@ -155,7 +155,6 @@ impl Engine {
         if self.grace_on {
             self.grace_ms.resize(cap, self.grace);
         }
-        self.kind.resize(cap, Kind::Free);
         // The lazy columns, once on, keep the slots' length.
         if !self.weight.is_empty() {
             self.weight.resize(cap, 0);
@@ -183,9 +182,9 @@ impl Engine {
     ) -> core::result::Result<(), TryReserveError> {
         let len = self.times.len();
         let need = self.high as usize + slots;
-        let grown = if need > len { self.try_grow(len, need, step) } else { Ok(()) };
-        // Even when growth failed: a call that only removes (a `delete` in a
-        // full memory) needs it.
+        let grown = if need > len { self.try_grow(len, need, step, removals) } else { Ok(()) };
+        // Even when growth failed, which may have taken the log's block: a
+        // call that only removes (a `delete` in a full memory) needs it.
         self.log.try_reserve(3 * removals)?;
         grown?;
         // Each slot is freed at most once per call, and a hash's list at most
@@ -196,7 +195,13 @@ impl Engine {
     }
 
     /// `try_room`'s growth of the columns from `len` slots to at least `need`.
-    fn try_grow(&mut self, len: usize, need: usize, step: usize) -> core::result::Result<(), TryReserveError> {
+    fn try_grow(
+        &mut self,
+        len: usize,
+        need: usize,
+        step: usize,
+        removals: usize,
+    ) -> core::result::Result<(), TryReserveError> {
         // Doubling, except that the step past maxEntries (plus the
         // host's reserved and queued slots) stops there: a cache filled
         // to its bound holds no unused columns; hashes, which take slots
@@ -205,11 +210,20 @@ impl Engine {
         let double = if len < bound { (len * 2).min(bound) } else { len * 2 };
         let extra = need.max(double).max(step) - len;
         // The wasm heap never gives memory back, so what counts is its
-        // peak. The clocks (24 bytes a slot) move first. Then the links,
-        // before the byte columns (a replay of a 1M-entry fill against
-        // `heap.rs`: 61 MB for 56 held, with either order of its free
-        // ranges; kind before the queues' links took 66 with one of them,
-        // and the log kept, 74; the log, a bounded chunk since, stays).
+        // peak. The log (a bounded chunk, empty between calls) gives its
+        // block back first, so that the new blocks can take it. The clocks
+        // (24 bytes a slot) move first: should a later column fail, the
+        // block they left holds the log again (`try_room`). Then the queues'
+        // links and the slot bytes, the log, and the wheel's links last.
+        // Chosen by replaying fills against `heap.rs`'s policy (first fit
+        // over freed ranges): 57.2 B an entry at 250k (the bound in
+        // tests/js/memory-per-entry.test.mjs is 64) and 61.3 MB at 1M,
+        // bounded. The figure swings with the fill's size for any order
+        // (with the clocks first: 54-100 B an entry between 100k and 2M), as
+        // each doubling's blocks fit, or not, in the ranges the last left.
+        if self.log.is_empty() {
+            self.log = Vec::new();
+        }
         self.times.try_reserve_exact(extra)?;
         // (Nothing for a lazy column still off: reserving would allocate it.)
         if !self.weight.is_empty() {
@@ -218,12 +232,11 @@ impl Engine {
         if !self.family.is_empty() {
             self.family.try_reserve_exact(extra)?;
         }
+        self.policy.try_reserve(extra)?;
+        self.log.try_reserve(3 * removals)?;
         // (With its buckets, at the first growth: no slot is scheduled
         // before there is one.)
         self.wheel.try_reserve(extra)?;
-        self.policy.links_mut().try_reserve(extra)?;
-        self.kind.try_reserve_exact(extra)?;
-        self.policy.try_reserve(extra)?;
         self.grow(len + extra);
         Ok(())
     }

@@ -51,13 +51,16 @@ impl Engine {
                 }
             }
             work += 1;
-            match self.wheel.pop(limit) {
-                None => break,
-                Some(Pop::Cascade(s)) => {
+            let Some(popped) = self.wheel.pop(limit) else {
+                break;
+            };
+            self.warm(self.wheel.next_hint());
+            match popped {
+                Pop::Cascade(s) => {
                     self.counters.cascaded += 1;
                     self.schedule(s);
                 }
-                Some(Pop::Due(s)) => {
+                Pop::Due(s) => {
                     let i = s as usize;
                     let d = self.times[i].deadline();
                     if d > self.now() {
@@ -73,7 +76,7 @@ impl Engine {
                         } else {
                             self.wheel.schedule(s, t);
                         }
-                    } else if self.kind[i] == Kind::Hash {
+                    } else if self.kind(s) == Kind::Hash {
                         removed += self.expire_hash_fields(s, budget - removed);
                     } else if !self.hold_in_grace(s) {
                         removed += self.remove(s, Reason::Expired);
@@ -83,12 +86,23 @@ impl Engine {
         }
         for s in same_tick {
             // Its hash may have expired whole since it was parked.
-            if !matches!(self.kind[s as usize], Kind::Free | Kind::Reserved) {
+            if !matches!(self.kind(s), Kind::Free | Kind::Reserved) {
                 self.wheel.schedule(s, limit);
             }
         }
         self.counters.swept += removed;
         removed
+    }
+
+    /// Starts loading the lines slot `s` (`NIL`: none) will need, while
+    /// this one is handled: a sweep's slots are scattered, each a cache miss
+    /// per column, and handled one after another the misses do not overlap.
+    fn warm(&self, s: u32) {
+        if s != NIL {
+            // SAFETY: as in `Links::warm`.
+            unsafe { core::ptr::read_volatile(&self.times[s as usize].abs) };
+            self.policy.warm(s);
+        }
     }
 
     /// Removes up to `room` fields of an expired hash; the last one takes the

@@ -90,16 +90,15 @@ impl Engine {
     /// The host only does this when the write needs no eviction and the
     /// clocks are live.
     pub fn commit_reserved(&mut self, s: u32, to_main: bool) {
-        let i = s as usize;
-        debug_assert_eq!(self.kind[i], Kind::Reserved);
+        debug_assert_eq!(self.kind(s), Kind::Reserved);
         // Weight 0 and family `NIL` already: a slot handed out is blank.
-        self.kind[i] = Kind::Plain;
+        self.set_kind(s, Kind::Plain, false);
         self.entries += 1;
         self.keys += 1;
         self.counters.inserted += 1;
-        let freq = self.policy.freq[i];
+        let freq = self.policy.freq(s);
         self.policy.insert(s, to_main);
-        self.policy.freq[i] = freq;
+        self.policy.set_freq(s, freq);
         self.schedule(s);
     }
 
@@ -110,7 +109,7 @@ impl Engine {
             return NIL;
         }
         debug_assert!(!self.over(1, u64::from(weight)), "check_fits passed, yet no room for the field");
-        debug_assert_eq!(self.kind[h as usize], Kind::Hash, "the hash survived make_room");
+        debug_assert_eq!(self.kind(h), Kind::Hash, "the hash survived make_room");
         let s = self.alloc(Kind::Field);
         let i = s as usize;
         self.set_wt(i, weight);
@@ -137,7 +136,7 @@ impl Engine {
         let old = if self.bytes == 0 { 0 } else { self.wt(i) };
         #[cfg(target_arch = "wasm32")]
         let old = self.wt(i);
-        let owner = if self.kind[i] == Kind::Field { self.family[i] } else { s };
+        let owner = if self.kind(s) == Kind::Field { self.family[i] } else { s };
         if weight > old {
             self.make_room(0, u64::from(weight - old), Some(owner));
             if self.cut {
@@ -145,7 +144,7 @@ impl Engine {
             }
             debug_assert!(!self.over(0, u64::from(weight - old)), "check_fits passed, yet no room to grow");
         }
-        debug_assert!(!matches!(self.kind[i], Kind::Free | Kind::Reserved), "overwrite of a dead slot");
+        debug_assert!(!matches!(self.kind(s), Kind::Free | Kind::Reserved), "overwrite of a dead slot");
         self.set_wt(i, weight);
         if owner != s {
             let o = owner as usize;
@@ -167,7 +166,7 @@ impl Engine {
     #[cfg(any(feature = "std", not(target_arch = "wasm32")))]
     pub fn rewrite(&mut self, s: u32, w: &Write, weight: u32) -> Result<Option<u32>> {
         let i = s as usize;
-        debug_assert!(self.kind[i] == Kind::Plain && self.is_live(s), "rewrite of slot {s}, not a live plain entry");
+        debug_assert!(self.kind(s) == Kind::Plain && self.is_live(s), "rewrite of slot {s}, not a live plain entry");
         let mut c = self.resolve(w)?;
         if w.keep_ttl {
             let t = self.times[i];
@@ -333,7 +332,7 @@ impl Engine {
             // hash written once and never read leaves the small queue unread,
             // as a plain key written once does (counted as a hit, it went to
             // main, out of reach of churn by unread keys).
-            self.policy.freq[hh as usize] = 0;
+            self.policy.set_freq(hh, 0);
         }
         Ok(Some(f))
     }
