@@ -250,7 +250,8 @@ impl Policy {
     /// A queued key, if any (the small queue's oldest first): `clear`
     /// removes them one by one.
     pub fn any(&self) -> Option<u32> {
-        [self.small.tail, self.main.tail].into_iter().find(|&s| s != crate::list::NIL)
+        let s = if self.small.len > 0 { self.small.tail } else { self.main.tail };
+        (s != crate::list::NIL).then_some(s)
     }
 
     #[cfg(test)]

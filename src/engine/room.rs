@@ -182,7 +182,7 @@ impl Engine {
     ) -> core::result::Result<(), TryReserveError> {
         let len = self.times.len();
         let need = self.high as usize + slots;
-        let grown = if need > len { self.try_grow(len, need, step, removals) } else { Ok(()) };
+        let grown = if need > len { self.try_grow(len, need, step) } else { Ok(()) };
         // Even when growth failed, which may have taken the log's block: a
         // call that only removes (a `delete` in a full memory) needs it.
         self.log.try_reserve(3 * removals)?;
@@ -195,13 +195,7 @@ impl Engine {
     }
 
     /// `try_room`'s growth of the columns from `len` slots to at least `need`.
-    fn try_grow(
-        &mut self,
-        len: usize,
-        need: usize,
-        step: usize,
-        removals: usize,
-    ) -> core::result::Result<(), TryReserveError> {
+    fn try_grow(&mut self, len: usize, need: usize, step: usize) -> core::result::Result<(), TryReserveError> {
         // Doubling, except that the step past maxEntries (plus the
         // host's reserved and queued slots) stops there: a cache filled
         // to its bound holds no unused columns; hashes, which take slots
@@ -210,20 +204,15 @@ impl Engine {
         let double = if len < bound { (len * 2).min(bound) } else { len * 2 };
         let extra = need.max(double).max(step) - len;
         // The wasm heap never gives memory back, so what counts is its
-        // peak. The log (a bounded chunk, empty between calls) gives its
-        // block back first, so that the new blocks can take it. The clocks
-        // (24 bytes a slot) move first: should a later column fail, the
-        // block they left holds the log again (`try_room`). Then the queues'
-        // links and the slot bytes, the log, and the wheel's links last.
-        // Chosen by replaying fills against `heap.rs`'s policy (first fit
-        // over freed ranges): 57.2 B an entry at 250k (the bound in
-        // tests/js/memory-per-entry.test.mjs is 64) and 61.3 MB at 1M,
-        // bounded. The figure swings with the fill's size for any order
-        // (with the clocks first: 54-100 B an entry between 100k and 2M), as
-        // each doubling's blocks fit, or not, in the ranges the last left.
-        if self.log.is_empty() {
-            self.log = Vec::new();
-        }
+        // peak. The clocks (24 bytes a slot) move first, then the queues'
+        // links and the slot bytes, and the wheel's links last (the log, a
+        // bounded chunk since, keeps its block). Chosen by replaying fills
+        // against `heap.rs`'s policy (first fit over freed ranges): 53.7 B
+        // an entry at 250k (the bound in tests/js/memory-per-entry.test.mjs
+        // is 64) and 53.9 MB at 1M (engine 41.1), bounded (the wheel before
+        // the queues the same; the clocks after either, 65 MB). The figure
+        // swings with the fill's size for any order, as each doubling's
+        // blocks fit, or not, in the ranges the last left.
         self.times.try_reserve_exact(extra)?;
         // (Nothing for a lazy column still off: reserving would allocate it.)
         if !self.weight.is_empty() {
@@ -233,7 +222,6 @@ impl Engine {
             self.family.try_reserve_exact(extra)?;
         }
         self.policy.try_reserve(extra)?;
-        self.log.try_reserve(3 * removals)?;
         // (With its buckets, at the first growth: no slot is scheduled
         // before there is one.)
         self.wheel.try_reserve(extra)?;
