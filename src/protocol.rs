@@ -67,10 +67,11 @@
 //! removal allocates and running out of memory fails the call before it
 //! changes anything. A call that would log more stops when the log is full
 //! and sets `ST_MORE` (any call that removes or moves slots into grace:
-//! `tick`, `purge`, `clear`, `remove`, `expireAt`, `write`, `hwrite`; never
-//! `reclaim`, whose reclaim is best effort, what is left stays owed). It has
-//! then done part of its work, each removal complete and logged, and none of
-//! the rest (a write has written nothing yet).
+//! `tick` (and `purge`, which is `tick` with its purge flag), `clear`,
+//! `remove`, `expireAt`, `write`, `hwrite`; never `reclaim`, whose reclaim
+//! is best effort, what is left stays owed). It has then done part of its
+//! work, each removal complete and logged, and none of the rest (a write has
+//! written nothing yet, but the hash it evicts may be half gone).
 //!
 //! - After a call that set `ST_MORE`, the host MUST replay the log and make
 //!   the same call again, with the same arguments and before any other call
@@ -101,7 +102,7 @@
 //! 3. Queued. The host writes the slot number at word `ST_QUEUE / 4 + i`
 //!    (`QUEUE_TO_MAIN` or-ed in for a returning ghost), and before its next
 //!    call writes the count into `ST_QUEUED`. At most `QUEUE_CAP` are queued:
-//!    with a full queue the host calls `commit()`.
+//!    with a full queue the host calls `reserve(0)`, which only links them.
 //! 4. Committed. At the start of the next call the engine links every queued
 //!    slot still `SLOT_RESERVED` as a plain entry of weight 0 (scheduled in the
 //!    wheel, entered into the eviction queues) and zeroes `ST_QUEUED`. Each
