@@ -74,6 +74,31 @@ fn sums_that_round_to_the_clock_do_not_hang() {
 }
 
 #[test]
+fn many_deadlines_inside_the_clocks_own_tick() {
+    // More not-yet-expired slots on the clock's tick than one sweep parks
+    // (it parks them in a fixed array, since nothing may allocate inside a
+    // call): none is removed early, none is lost from the wheel, and every
+    // one goes once its deadline comes.
+    finishes("parked", || {
+        let o = Options { sweep_budget: None, ..Default::default() };
+        let mut c = TtlCache::with_options(o, 0.0).unwrap();
+        c.tick(0.5).unwrap();
+        for i in 0..100u32 {
+            c.set(i, (), at(0.6 + f64::from(i) * 0.003)).unwrap();
+        }
+        assert_eq!(c.tick(0.55).unwrap(), 0);
+        assert_eq!(c.purge(), 0);
+        assert_eq!(c.len(), 100);
+        c.check_invariants().unwrap();
+        assert_eq!(c.tick(0.75).unwrap(), 51, "0.6 .. 0.75 are due at 0.75");
+        c.check_invariants().unwrap();
+        assert_eq!(c.tick(1.0).unwrap(), 49);
+        assert!(c.is_empty());
+        c.check_invariants().unwrap();
+    });
+}
+
+#[test]
 fn purge_is_exact_at_any_distance_from_the_origin() {
     // Within one millisecond (the wheel's tick near the origin), and past
     // 2^53 and 2^64 ms: purge removes exactly what is expired.

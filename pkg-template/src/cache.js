@@ -174,7 +174,10 @@ export class TtlCache {
     const now = clock === undefined ? optNow : readClock(clock);
     this.#clock = clock;
     this.#engine = adopted ?? new RawEngine(now, ttl, idle, maxEntries, maxBytes, sweepBudget);
-    this.#engine.more = () => this.#more();
+    // After each call (the glue asks): its log replayed, and whether it
+    // stopped early (its log full), to be made again; the `dispose` calls
+    // wait for the last chunk's #drain (no user code runs in between).
+    this.#engine.more = () => ((this.#held = this.#drain()), U32[this.#statusAt + ST_MORE]);
     syncViews();
     this.#statusAt = this.#engine.statusPtr() >>> 2;
     this.#clockAt = U32[this.#statusAt + ST_NOW] >>> 3;
@@ -361,18 +364,6 @@ export class TtlCache {
       vals[s] = undefined;
     }
     return calls;
-  }
-
-  /**
-   * After each call (the glue asks): whether it stopped early, its log full,
-   * to be made again; if so its log replayed first, the `dispose` calls kept
-   * for the last chunk's #drain (no user code runs in between).
-   */
-  #more() {
-    syncViews();
-    if (U32[this.#statusAt + ST_MORE] === 0) return false;
-    this.#held = this.#drain();
-    return true;
   }
 
   /** Runs the due `dispose` calls; the first error thrown reaches the caller. */

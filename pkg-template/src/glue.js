@@ -85,10 +85,7 @@ export class RawEngine {
     return check(again(this, () => wasm.rawengine_expireAt(this.p, s, t, rel, cond))) !== 0;
   }
   hwrite(h, f, flags, ttl, idle, at, weight) {
-    let r;
-    do r = wasm.rawengine_hwrite(this.p, h, f, flags, ttl, idle, at, weight);
-    while (this.more());
-    return r >>> 0;
+    return again(this, () => wasm.rawengine_hwrite(this.p, h, f, flags, ttl, idle, at, weight)) >>> 0;
   }
   input(n) {
     return wasm.rawengine_input(this.p, n) >>> 0;
@@ -146,10 +143,7 @@ export class RawEngine {
     return check(again(this, () => wasm.rawengine_tick(this.p, now, purge), true));
   }
   write(s, flags, ttl, idle, at, weight) {
-    let r;
-    do r = wasm.rawengine_write(this.p, s, flags, ttl, idle, at, weight);
-    while (this.more());
-    return r >>> 0;
+    return again(this, () => wasm.rawengine_write(this.p, s, flags, ttl, idle, at, weight)) >>> 0;
   }
 }
 

@@ -207,7 +207,10 @@ impl Engine {
         // peak. The clocks (24 bytes a slot) move first, then the queues'
         // links and the slot bytes, and the wheel's links last (the log, a
         // bounded chunk since, keeps its block). Chosen by replaying fills
-        // against `heap.rs`'s policy (first fit over freed ranges): 53.7 B
+        // against `heap.rs`'s policy (first fit over freed ranges; measured
+        // with bench/memory.mjs; bench/growth-replay.mjs --chunk 4096 models
+        // it, and put the bytes after the wheel's links at 52.0 B an entry
+        // at 1M, which measured the same 53.9 MB): 53.7 B
         // an entry at 250k (the bound in tests/js/memory-per-entry.test.mjs
         // is 64) and 53.9 MB at 1M (engine 41.1), bounded (the wheel before
         // the queues the same; the clocks after either, 65 MB). The figure

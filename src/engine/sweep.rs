@@ -72,6 +72,13 @@ impl Engine {
                             // whose sums round): back in the wheel only after
                             // this sweep, so it is handed out once per sweep,
                             // and every later sweep still checks it.
+                            // Fallibly: nothing inside a call may abort
+                            // on a failed allocation (a trap in wasm). Out
+                            // of memory, the sweep ends here.
+                            if same_tick.try_reserve(1).is_err() {
+                                self.wheel.schedule(s, limit);
+                                break;
+                            }
                             same_tick.push(s);
                         } else {
                             self.wheel.schedule(s, t);
