@@ -17,8 +17,9 @@
 //
 // Columns are letters with bytes per slot (`--cols`); G is the removal log
 // (12 B per slot in use, reserved after the columns unless placed in the
-// order; today's try_grow places it after Q and K). The fill is the JS host's:
-// `reserve(256)` calls, each `try_room(256, used + 256)`.
+// order; try_grow placed it after Q and K until session 7; `--chunk 4096`
+// models the bounded log since). The fill is the JS host's: `reserve(256)`
+// calls, each `try_room(256, used + 256)` (the log's room since: none).
 
 import { parseArgs } from "./lib/options.mjs";
 
@@ -33,6 +34,11 @@ const cols = Object.fromEntries(
   }),
 );
 const first = typeof args.first === "string" ? args.first : "";
+// The log's records a call reserves: every slot in use (before session 7), or
+// a bounded chunk (`--chunk 4096`, protocol's LOG_CHUNK: then the log keeps
+// its block through growth and takes no place in the order).
+const chunk = typeof args.chunk === "string" ? Number(args.chunk) : Infinity;
+const logWords = (used, slots) => 3 * Math.min(used + slots + (chunk === Infinity ? 0 : 2), chunk);
 
 const SMALL = 4096;
 function cls(size) {
@@ -152,10 +158,10 @@ function replay(order, n) {
     if (need > len) {
       const double = len < bound ? Math.min(len * 2, bound) : len * 2;
       const extra = Math.max(need, double, 8) - len;
-      log.drop();
+      if (chunk === Infinity) log.drop();
       for (const k of order) {
         if (k === "G") {
-          log.reserve(3 * (used + slots));
+          if (chunk === Infinity) log.reserve(logWords(used, slots));
           continue;
         }
         if (k === "W" && !buckets) {
@@ -166,7 +172,7 @@ function replay(order, n) {
       }
       len += extra;
     }
-    log.reserve(3 * (used + slots));
+    log.reserve(logWords(used, slots));
     hashes.reserve(slots);
     hashFree.reserve(slots);
     used += slots;
@@ -185,7 +191,7 @@ function* orders(items) {
 }
 
 const rows = [];
-for (const o of orders([...Object.keys(cols), "G"])) {
+for (const o of orders([...Object.keys(cols), ...(chunk === Infinity ? ["G"] : [])])) {
   if (!o.join("").startsWith(first)) continue;
   const perEntry = sizes.map((n) => replay(o, n) / n);
   rows.push({ order: o.join(""), mean: perEntry.reduce((a, b) => a + b) / perEntry.length, perEntry });

@@ -119,6 +119,8 @@ pub struct RawEngine {
     /// by the next `write`, `hwrite` or `reclaim`: calls that may remove
     /// entries at a point where JS is ready for it.
     owed: u64,
+    /// What is left of the budget of a `tick` that stopped early.
+    left: u64,
 }
 
 impl RawEngine {
@@ -151,14 +153,17 @@ impl RawEngine {
         }
     }
 
-    /// Makes room for `slots` new slots and removals of every slot in use:
-    /// whatever the call does next allocates nothing, so running out of
-    /// memory is this `Err`, before anything changed, and never a trap.
+    /// Makes room for `slots` new slots and a log of `LOG_CHUNK` records (or
+    /// fewer, in a cache holding fewer slots): whatever the call does next
+    /// allocates nothing, so running out of memory is this `Err`, before
+    /// anything changed, and never a trap. A call that would log more stops
+    /// early and is made again (`ST_MORE`), which finds the room made.
     #[inline(never)]
     fn room(&mut self, slots: usize, arg: &'static str) -> Result<(), Error> {
         // JS has consumed the last call's log; its capacity is what counts.
         self.e.log.clear();
-        let removals = self.e.used() + slots;
+        // (Two more: a step logs up to two records, so any call can go on.)
+        let removals = (self.e.used() + slots + 2).min(LOG_CHUNK);
         if self.e.try_room(slots, removals, GROW_STEP).is_err() {
             self.publish();
             return Err(oom(arg));
@@ -206,6 +211,9 @@ impl RawEngine {
     #[inline(never)]
     fn begin(&mut self) {
         self.e.log.clear();
+        // No call grows the log: it stops early where it would.
+        self.e.log_cap = self.e.log.capacity();
+        self.e.cut = false;
         self.e.catch_up(*self.now);
         self.commit_queued();
     }
@@ -215,13 +223,23 @@ impl RawEngine {
     /// looked up that the reclaim removed; never after a failure, which JS
     /// does not drain.
     fn run<T>(&mut self, extra: u64, f: impl FnOnce(&mut Engine) -> Result<T, Error>) -> Result<T, Error> {
-        self.call(|e| f(e)).inspect(|_| {
-            let want = self.owed.saturating_add(extra);
-            let done = self.e.reclaim(want);
-            // Nothing removed: nothing is due, so nothing is owed.
-            self.owed = if done == 0 { 0 } else { want - done };
-            self.publish();
-        })
+        self.call(|e| f(e)).inspect(|_| self.pay(extra))
+    }
+
+    /// `run`'s reclaim (out of line: `run` is generic).
+    #[inline(never)]
+    fn pay(&mut self, extra: u64) {
+        // Stopped early: the call made again pays.
+        if self.e.cut {
+            return;
+        }
+        let want = self.owed.saturating_add(extra);
+        let done = self.e.reclaim(want);
+        // Nothing removed: nothing is due, so nothing is owed (unless the
+        // log was full). Best effort: a full log stops it for good.
+        self.owed = if done == 0 && !self.e.cut { 0 } else { want - done };
+        self.e.cut = false;
+        self.publish();
     }
 
     #[inline(never)]
@@ -238,6 +256,7 @@ impl RawEngine {
         s[ST_RESERVED] = self.reserved.as_ptr() as u32;
         s[ST_RESERVED_LEN] = self.reserved.len() as u32;
         s[ST_NOW] = &*self.now as *const f64 as u32;
+        s[ST_MORE] = u32::from(self.e.cut);
     }
 
     /// Hot writes return a plain `u32` rather than a `Result`: wasm-bindgen's
@@ -300,38 +319,33 @@ impl RawEngine {
             stats: Box::new([0.0; STATS_LEN]),
             now: Box::new(now),
             owed: 0,
+            left: 0,
         };
         r.publish();
         Ok(r)
     }
 
-    /// Links queued inserts now (JS calls this when its queue is full).
-    pub fn commit(&mut self) {
-        self.call(|_| ());
-    }
-
     /// Links queued inserts and pays their write-time reclaim (JS calls this
     /// when its clock moves, at the start of a method, before any lookup).
     pub fn reclaim(&mut self) {
-        // Reclaiming logs removals: with no room for the log, only link.
-        if self.room(0, "now").is_ok() {
-            let _ = self.run(0, |_| Ok(()));
-        } else {
-            self.call(|_| ());
-        }
+        // Reclaiming logs removals, as many as the log holds: with no room
+        // made for it, fewer or none (what is left stays owed).
+        let _ = self.room(0, "now");
+        let _ = self.run(0, |_| Ok(()));
     }
 
     /// Reserves up to `n` free slots for batched inserts; JS reads them from
     /// the status block (`ST_RESERVED_LEN` 0 when memory ran out: JS then
-    /// writes through `write`, which reports it).
+    /// writes through `write`, which reports it). Links the inserts queued
+    /// first, as every call does: `reserve(0)` only links them (JS's
+    /// `commit`, when its queue is full).
     pub fn reserve(&mut self, n: u32) {
         let n = (n as usize).min(QUEUE_CAP);
-        self.e.log.clear();
         let mut reserved = core::mem::take(&mut self.reserved);
         reserved.clear();
         let room = self.queue.try_reserve_exact(QUEUE_CAP - self.queue.len()).is_ok()
             && reserved.try_reserve_exact(n).is_ok()
-            && self.e.try_room(n, self.e.used() + n, GROW_STEP).is_ok();
+            && self.e.try_room(n, 0, GROW_STEP).is_ok();
         if room {
             self.queue.resize(QUEUE_CAP, 0);
             self.call(|e| e.reserve(n, &mut reserved));
@@ -351,9 +365,25 @@ impl RawEngine {
         self.e.now()
     }
 
-    /// Moves the clock and sweeps one budget; returns how many were removed.
-    pub fn tick(&mut self, now: f64) -> JsResult<f64> {
-        Ok(self.call_room(0, "now", |e| e.tick(now))? as f64)
+    /// Moves the clock and sweeps one budget; returns how many were removed
+    /// (made again after stopping early: what is left of the budget). With
+    /// `purge`, every expired entry instead, no clock move, no tick (one
+    /// export for both).
+    pub fn tick(&mut self, now: f64, purge: bool) -> JsResult<f64> {
+        let (again, mut left) = (self.e.cut, self.left);
+        let n = self.call_room(0, "now", |e| {
+            // `Engine::tick`, whose sweep goes on when the call is made again.
+            if purge {
+                left = u64::MAX;
+            } else if !again {
+                e.advance(now)?;
+                e.counters.ticks += 1;
+                left = e.budget;
+            }
+            Ok(e.purge_some(left))
+        })?;
+        self.left = left - n;
+        Ok(n as f64)
     }
 
     /// A time at or before the earliest deadline held; `Infinity` if none.
@@ -361,16 +391,15 @@ impl RawEngine {
         self.call(|e| e.next_expiry())
     }
 
-    pub fn purge(&mut self) -> JsResult<f64> {
-        Ok(self.call_room(0, "purge", |e| Ok(e.purge()))? as f64)
-    }
-
     /// Writes a plain entry at slot `s` (`NIL` for a new key; JS has checked
     /// it is not a live hash). Returns the slot, or `NIL` when the deadline is
     /// already past (a live old entry is then deleted).
     pub fn write(&mut self, s: u32, flags: u32, ttl: f64, idle: f64, at: f64, weight: f64) -> u32 {
+        // Made again after stopping early: `s` may be gone already (freed,
+        // not handed out again), and was checked the first time.
+        let again = self.e.cut;
         let r = Self::weight(weight).and_then(|w| {
-            if s != NIL && !(self.in_use(s) && matches!(self.e.kind(s), Kind::Plain | Kind::Hash)) {
+            if !again && s != NIL && !(self.in_use(s) && matches!(self.e.kind(s), Kind::Plain | Kind::Hash)) {
                 return Err(Self::stale());
             }
             let opts = write_opts(flags, ttl, idle, at);
@@ -386,11 +415,13 @@ impl RawEngine {
     #[allow(clippy::too_many_arguments)]
     pub fn hwrite(&mut self, h: u32, f: u32, flags: u32, ttl: f64, idle: f64, at: f64, weight: f64) -> u32 {
         let mut hs = NIL;
+        // As in `write`: `h` and `f` may be gone after stopping early.
+        let again = self.e.cut;
         let r = Self::weight(weight).and_then(|w| {
             let hash_ok = h == NIL || (self.in_use(h) && matches!(self.e.kind(h), Kind::Plain | Kind::Hash));
             let field_ok =
                 f == NIL || (h != NIL && self.in_use(f) && self.e.kind(f) == Kind::Field && self.e.parent(f) == h);
-            if !(hash_ok && field_ok) {
+            if !(again || hash_ok && field_ok) {
                 return Err(Self::stale());
             }
             let opts = write_opts(flags, ttl, idle, at);
@@ -441,19 +472,20 @@ impl RawEngine {
     }
 
     /// `expire` (`rel`: `t` is ms from now) or `expireAt` on slot `s`
-    /// (`NIL`: missing, validate only), or with `COND_PERSIST`, `persist`
-    /// of live slot `s`. Returns whether anything changed.
+    /// (`NIL`: missing, validate only). Returns whether anything changed.
+    /// With `COND_PERSIST`, `persist` instead: drops both clocks (true if
+    /// there was one).
     pub fn expire_at(&mut self, s: u32, t: f64, rel: bool, cond_code: u32) -> JsResult<bool> {
         if s != NIL {
             self.check(s)?;
         }
-        self.call_room(0, "key", |e| {
-            if cond_code == COND_PERSIST {
+        self.call_room(0, "key", |e| match cond_code {
+            COND_PERSIST => {
                 // Its idle window becomes NEVER: the column, if that is not the default.
                 e.columns_for(0, false, crate::clock::NEVER)?;
-                return Ok(e.persist(s));
+                Ok(Self::slot(s).is_some_and(|s| e.persist(s)))
             }
-            e.set_expiry(Self::slot(s), t, rel, cond(cond_code))
+            _ => e.set_expiry(Self::slot(s), t, rel, cond(cond_code)),
         })
     }
 

@@ -247,14 +247,11 @@ impl Policy {
         Ok(out)
     }
 
-    /// Takes a key off either queue (`clear`), unqueued, its counter reset.
-    pub fn pop_any(&mut self) -> Option<u32> {
-        let s = match self.links.pop_back(&mut self.small) {
-            Some(s) => s,
-            None => self.links.pop_back(&mut self.main)?,
-        };
-        self.set_queue(s, QUEUE_NONE, 0);
-        Some(s)
+    /// A queued key, if any (the small queue's oldest first): `clear`
+    /// removes them one by one.
+    pub fn any(&self) -> Option<u32> {
+        let s = if self.small.len > 0 { self.small.tail } else { self.main.tail };
+        (s != crate::list::NIL).then_some(s)
     }
 
     #[cfg(test)]

@@ -23,7 +23,7 @@ import {
   LOG_STRIDE as LOG_STRIDE_, NIL as NIL_, QUEUE_CAP as QUEUE_CAP_, QUEUE_TO_MAIN as QUEUE_TO_MAIN_, REASON_CLEARED,
   REASON_DELETED, REASON_EVICTED, REASON_FOUND_EXPIRED, REASON_NAMES, SLOT_FIELD as SLOT_FIELD_,
   SLOT_HASH as SLOT_HASH_, SLOT_PLAIN as SLOT_PLAIN_, ST_CAP, ST_ENTRIES as ST_ENTRIES_, ST_FREQ, ST_LOG, ST_LOG_LEN,
-  ST_NOW, ST_QUEUE, ST_QUEUED as ST_QUEUED_, ST_RESERVED, ST_RESERVED_LEN, ST_TIMES, ST_IDLES,
+  ST_MORE, ST_NOW, ST_QUEUE, ST_QUEUED as ST_QUEUED_, ST_RESERVED, ST_RESERVED_LEN, ST_TIMES, ST_IDLES,
   TIMES_LAST as TIMES_LAST_, TIMES_STRIDE as TIMES_STRIDE_, WRITE_AT as WRITE_AT_, WRITE_IDLE,
   WRITE_KEEP_TTL as WRITE_KEEP_TTL_, WRITE_TO_MAIN as WRITE_TO_MAIN_, WRITE_TTL
 } from "./protocol.js";
@@ -137,6 +137,7 @@ export class TtlCache {
   #runningLoads = 0; // loads in #loads: writes check it before looking
   #loads; // the running loads, fetch defaults and counters (loading.js)
   #doomed = []; // [key, field, ...] whose loads a removal found in #drain invalidates
+  #held = null; // dispose calls of a call's chunks before its last (see #more)
   #grace = 0;
   // Write times, slot -> ms, kept only once a fetch may refresh: a column
   // every cache paid for would cost 8 bytes per entry. A slot written before
@@ -174,6 +175,10 @@ export class TtlCache {
     const now = clock === undefined ? optNow : readClock(clock);
     this.#clock = clock;
     this.#engine = adopted ?? new RawEngine(now, ttl, idle, maxEntries, maxBytes, sweepBudget);
+    // After each call (the glue asks): its log replayed, and whether it
+    // stopped early (its log full), to be made again; the `dispose` calls
+    // wait for the last chunk's #drain (no user code runs in between).
+    this.#engine.more = () => ((this.#held = this.#drain()), U32[this.#statusAt + ST_MORE]);
     syncViews();
     this.#statusAt = this.#engine.statusPtr() >>> 2;
     this.#clockAt = U32[this.#statusAt + ST_NOW] >>> 3;
@@ -311,13 +316,15 @@ export class TtlCache {
     }
     if (this.#born !== null && this.#born.length < cap) grow(this.#born, cap);
     const n = U32[st + ST_LOG_LEN];
-    if (n === 0) return null;
+    let calls = this.#held;
+    this.#held = null;
+    if (n === 0) return calls;
     // Consumed: a drain after a call that failed before publishing must not
     // replay it (its slots may hold other keys by then).
     U32[st + ST_LOG_LEN] = 0;
     const keys = this.#keyList;
     const vals = this.#valList;
-    const calls = this.#dispose === undefined ? null : [];
+    if (calls === null && this.#dispose !== undefined) calls = [];
     let p = U32[st + ST_LOG] >>> 2;
     const end = p + n;
     for (; p < end; p += LOG_STRIDE) {

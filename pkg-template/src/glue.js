@@ -34,13 +34,29 @@ const check = (r) => {
   return r;
 };
 
+// A call that stops early (its log full: ST_MORE) is made again, once the
+// cache (`e.more()`) has replayed the log, until it is done; its result is
+// the last chunk's, or (`sum`) the chunks' counts summed. Only a first chunk
+// can fail (it reserves what the rest needs).
+const again = (e, f, sum) => {
+  let r = 0;
+  do r = sum ? r + f() : f();
+  while (e.more());
+  return r;
+};
+
 // Engines a dropped TtlCache held are freed with it.
 const finalizer =
   typeof FinalizationRegistry === "undefined"
     ? { register() {}, unregister() {} }
     : new FinalizationRegistry((p) => wasm.rawengine_free(p));
 
-/** The engine as JS sees it: slot numbers in, slot numbers out (see src/binding.rs). */
+/**
+ * The engine as JS sees it: slot numbers in, slot numbers out (see src/binding.rs).
+ * A call that stops early (its log is full: `ST_MORE`) is made again until it
+ * is done, each time once `more()` has replayed the log (the cache sets it;
+ * it returns whether the call stopped early).
+ */
 export class RawEngine {
   constructor(now, ttl, idle, maxEntries, maxBytes, budget) {
     const p = wasm.rawengine_new(now, ttl, idle, maxEntries, maxBytes, budget);
@@ -58,16 +74,17 @@ export class RawEngine {
     return check(wasm.rawengine_checkSnapshot(this.p));
   }
   clear() {
-    check(wasm.rawengine_clear(this.p));
+    check(again(this, () => wasm.rawengine_clear(this.p)));
   }
+  /** Links the queued inserts (`reserve(0)`, which does only that). */
   commit() {
-    wasm.rawengine_commit(this.p);
+    wasm.rawengine_reserve(this.p, 0);
   }
   expireAt(s, t, rel, cond) {
-    return check(wasm.rawengine_expireAt(this.p, s, t, rel, cond)) !== 0;
+    return check(again(this, () => wasm.rawengine_expireAt(this.p, s, t, rel, cond))) !== 0;
   }
   hwrite(h, f, flags, ttl, idle, at, weight) {
-    return wasm.rawengine_hwrite(this.p, h, f, flags, ttl, idle, at, weight) >>> 0;
+    return again(this, () => wasm.rawengine_hwrite(this.p, h, f, flags, ttl, idle, at, weight)) >>> 0;
   }
   input(n) {
     return wasm.rawengine_input(this.p, n) >>> 0;
@@ -79,13 +96,13 @@ export class RawEngine {
     return wasm.rawengine_now(this.p);
   }
   purge() {
-    return check(wasm.rawengine_purge(this.p));
+    return this.tick(0, 1);
   }
   reclaim() {
     wasm.rawengine_reclaim(this.p);
   }
   remove(s, reason) {
-    return check(wasm.rawengine_remove(this.p, s, reason));
+    return check(again(this, () => wasm.rawengine_remove(this.p, s, reason), true));
   }
   reserve(n) {
     wasm.rawengine_reserve(this.p, n);
@@ -116,11 +133,12 @@ export class RawEngine {
     wasm.rawengine_takeError(this.p);
     return error();
   }
-  tick(now) {
-    return check(wasm.rawengine_tick(this.p, now));
+  /** Or, with `purge`, purge() (one export for both). */
+  tick(now, purge) {
+    return check(again(this, () => wasm.rawengine_tick(this.p, now, purge), true));
   }
   write(s, flags, ttl, idle, at, weight) {
-    return wasm.rawengine_write(this.p, s, flags, ttl, idle, at, weight) >>> 0;
+    return again(this, () => wasm.rawengine_write(this.p, s, flags, ttl, idle, at, weight)) >>> 0;
   }
 }
 

@@ -66,6 +66,27 @@
 // - A `LOG_ENTER_GRACE` record removes nothing: the slot keeps its key and
 //   value until a later record removes it with `LOG_GRACED` set.
 //
+// The log holds a bounded chunk (`LOG_CHUNK` records at most), not one
+// record per slot in use: its room is reserved before the call, so that no
+// removal allocates and running out of memory fails the call before it
+// changes anything. A call that would log more stops when the log is full
+// and sets `ST_MORE` (any call that removes or moves slots into grace:
+// `tick` (and `purge`, which is `tick` with its purge flag), `clear`,
+// `remove`, `expireAt`, `write`, `hwrite`; never `reclaim`, whose reclaim
+// is best effort, what is left stays owed). It has then done part of its
+// work, each removal complete and logged, and none of the rest (a write has
+// written nothing yet, but the hash it evicts may be half gone).
+//
+// - After a call that set `ST_MORE`, the host MUST replay the log and make
+//   the same call again, with the same arguments and before any other call
+//   into this engine, until `ST_MORE` is 0. The call made again goes on
+//   where it stopped (a `tick` with what is left of its budget); its result
+//   is the last one's, except the counts `tick`, `purge` and `remove`
+//   return, which the host sums. It cannot fail for want of memory: the
+//   first call reserved what the whole needs.
+// - The host MUST NOT run user code between the chunks of one call (keep
+//   their `dispose` calls until the last): to the user the call is one.
+//
 // ## The slot lifecycle: reserved, filled, queued, committed
 //
 // Inserts that need no eviction skip the call: the host fills a slot the
@@ -87,7 +108,7 @@
 // 3. Queued. The host writes the slot number at word `ST_QUEUE / 4 + i`
 //    (`QUEUE_TO_MAIN` or-ed in for a returning ghost), and before its next
 //    call writes the count into `ST_QUEUED`. At most `QUEUE_CAP` are queued:
-//    with a full queue the host calls `commit()`.
+//    with a full queue the host calls `reserve(0)`, which only links them.
 // 4. Committed. At the start of the next call the engine links every queued
 //    slot still `SLOT_RESERVED` as a plain entry of weight 0 (scheduled in the
 //    wheel, entered into the eviction queues) and zeroes `ST_QUEUED`. Each
@@ -186,10 +207,12 @@ export const ST_RESERVED_LEN = 9;
 export const ST_HASH = 10;
 /** Byte address of the `f64` the host writes its clock reading into. */
 export const ST_NOW = 11;
+/** 1 when the last call stopped early for want of log room (see the removal log): make it again once the log is replayed. */
+export const ST_MORE = 12;
 /** Byte address of the idle column (one `f64` per slot: its idle window, or `Infinity`), or 0 while it is off: every slot then has the cache's default `idle`. */
-export const ST_IDLES = 12;
+export const ST_IDLES = 13;
 /** Words in the status block. */
-export const ST_LEN = 13;
+export const ST_LEN = 14;
 
 // ---- Insert queue
 /** Inserts the host may queue before it must call in, and the most slots one `reserve` hands out. */
@@ -230,7 +253,7 @@ export const COND_XX = 2;
 export const COND_GT = 3;
 /** Only if the new deadline is earlier. */
 export const COND_LT = 4;
-/** Not a condition: `persist` (drop both clocks; the time is ignored), one export fewer. */
+/** Not a condition: drop both clocks instead (`persist`; one export for both, `t` and `rel` unused). */
 export const COND_PERSIST = 5;
 
 // ---- Removal reasons: a log record's reason, remove's reason argument
@@ -268,6 +291,8 @@ export const LOG_GHOST = 128;
 export const LOG_GRACED = 256;
 /** A reason that removes nothing: the slot's deadline passed and it waits out its grace, its key and value kept for the host's loaders. */
 export const LOG_ENTER_GRACE = 5;
+/** Records a call's log holds at most (48 KB; the room reserved is this or, in a smaller cache, two more than the slots in use): a call that would log more stops early (`ST_MORE`). A default `tick` (budget 1000: about a record per removal) fits. */
+export const LOG_CHUNK = 4096;
 
 // ---- Slot kinds (the engine's): a log record's kind
 /** Not in use. */

@@ -104,11 +104,6 @@ pub extern "C" fn rawengine_free(p: *mut RawEngine) {
 }
 
 #[no_mangle]
-pub extern "C" fn rawengine_commit(p: *mut RawEngine) {
-    eng(p).commit();
-}
-
-#[no_mangle]
 pub extern "C" fn rawengine_reclaim(p: *mut RawEngine) {
     eng(p).reclaim();
 }
@@ -129,18 +124,13 @@ pub extern "C" fn rawengine_now(p: *mut RawEngine) -> f64 {
 }
 
 #[no_mangle]
-pub extern "C" fn rawengine_tick(p: *mut RawEngine, now: f64) -> f64 {
-    num(eng(p).tick(now), |n| n)
+pub extern "C" fn rawengine_tick(p: *mut RawEngine, now: f64, purge: u32) -> f64 {
+    num(eng(p).tick(now, purge != 0), |n| n)
 }
 
 #[no_mangle]
 pub extern "C" fn rawengine_nextExpiry(p: *mut RawEngine) -> f64 {
     eng(p).next_expiry()
-}
-
-#[no_mangle]
-pub extern "C" fn rawengine_purge(p: *mut RawEngine) -> f64 {
-    num(eng(p).purge(), |n| n)
 }
 
 #[no_mangle]

@@ -117,7 +117,7 @@ impl Engine {
                 // one, which takes the hash, has no next.
                 let mut n = 0;
                 let mut f = self.hashes[self.family[s as usize] as usize].head;
-                while f != NIL {
+                while f != NIL && self.step_ok() {
                     let next = self.policy.links().next(f);
                     if !self.own_live(f, self.now()) && !self.hold_in_grace(f) {
                         n += self.remove(f, Reason::Expired);

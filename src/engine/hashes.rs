@@ -36,7 +36,7 @@ impl Engine {
     pub(super) fn drop_dead_fields(&mut self, h: u32, leading: bool) {
         let hid = self.family[h as usize] as usize;
         let mut f = self.hashes[hid].head;
-        while f != NIL {
+        while f != NIL && self.step_ok() {
             let next = self.policy.links().next(f);
             if self.deadline_of(f) > self.now() {
                 if leading {

@@ -104,7 +104,7 @@ pub(crate) struct Engine {
     idle: f64,
     max_entries: u64,
     max_bytes: u64,
-    budget: u64,
+    pub(crate) budget: u64,
     clock: Clock,
     origin: f64,
     pub times: Vec<Clocks>,
@@ -142,6 +142,22 @@ pub(crate) struct Engine {
     /// Removal records (`protocol::LogRecord`), three words each: slot, flags (reason | kind << 4 |
     /// ghost | graced), parent slot or `NIL`.
     pub log: Vec<u32>,
+    /// The log's length, in words, a call may reach: a step that could
+    /// write past it stops the call early (`cut`), so that removing never
+    /// grows the log. The wasm binding sets it to the log's capacity, which
+    /// it reserves per call (a bounded chunk, not one record per slot in
+    /// use); natively it is `usize::MAX` (the log grows, nothing stops).
+    pub log_cap: usize,
+    /// Set when a call stopped early for want of log room: the host replays
+    /// the log and makes the same call again, which goes on where it stopped.
+    pub cut: bool,
+    /// The hash `make_room` was evicting when a call stopped early, with
+    /// its victim's ghost bit (`NIL`: none): the next `make_room` finishes it
+    /// first, so the policy's choice stands.
+    evicting: (u32, bool),
+    /// The hash `hwrite` created for its field when it stopped early
+    /// (`NIL`: none): the call made again writes the field into it.
+    made: u32,
     pub counters: Counters,
     /// Stale-if-error (the JS `grace` option): once on, `grace_ms` holds each
     /// slot's grace, and its sign bit whether the slot is in grace (past its
@@ -188,6 +204,10 @@ impl Engine {
             keys: 0,
             bytes: 0,
             log: Vec::new(),
+            log_cap: usize::MAX,
+            cut: false,
+            evicting: (NIL, false),
+            made: NIL,
             counters: Counters::default(),
             grace_on: false,
             grace: 0.0,

@@ -14,6 +14,17 @@ impl Engine {
         reason
     }
 
+    /// Whether the log has room for one more step: a removal or an entry
+    /// into grace logs at most two records (a field's and its hash's). If
+    /// not, the call stops here (`cut`), and its host makes it again once
+    /// it has replayed the log. Every loop that may remove many checks this
+    /// before each step, and leaves the engine where a call made again
+    /// goes on from.
+    pub(super) fn step_ok(&mut self) -> bool {
+        self.cut = self.log.len() + 2 * LOG_STRIDE > self.log_cap;
+        !self.cut
+    }
+
     /// Logs that slot `s` entered grace (it keeps its key and value).
     pub(super) fn log_enter_grace(&mut self, s: u32, kind: Kind, parent: u32) {
         let reason = LOG_ENTER_GRACE as u8;
@@ -82,15 +93,15 @@ impl Engine {
                 1
             }
             Kind::Hash => {
+                // Field by field, the last one taking the key with it; a
+                // call stopped early leaves the hash with the rest.
                 let hid = self.family[i] as usize;
                 let mut n = 0;
-                while self.hashes[hid].len > 1 {
+                while self.kind(s) == Kind::Hash && self.step_ok() {
                     let f = self.hashes[hid].head;
                     n += self.remove(f, reason);
                 }
-                // The last field takes the key with it.
-                let f = self.hashes[hid].head;
-                n + self.remove(f, reason)
+                n
             }
             Kind::Field => {
                 let h = self.family[i];
@@ -125,34 +136,22 @@ impl Engine {
     /// fields through their hashes, never the slots once used and freed.
     /// Slots reserved by the host stay reserved.
     pub fn clear(&mut self) {
-        // Keys as they come off the queues, each hash's fields just before
-        // it. (No sort: the order of "cleared" removals is unspecified, and a
-        // sort costs wasm. No list of the keys either: at 1M keys its 4 MB
-        // would raise wasm memory's high-water mark, which never comes down,
-        // and it was an allocation the binding's `try_room` does not make:
-        // a trap when memory is full.)
-        while let Some(k) = self.policy.pop_any() {
-            if self.kind(k) == Kind::Hash {
-                let hid = self.family[k as usize] as usize;
-                while let Some(f) = self.policy.links_mut().pop_front(&mut self.hashes[hid]) {
-                    self.log(f, Reason::Cleared, Kind::Field, k);
-                    self.release(f);
-                }
-                self.log(k, Reason::Cleared, Kind::Hash, NIL);
-            } else {
-                self.log(k, Reason::Cleared, Kind::Plain, NIL);
+        // Key by key, as `remove` does, off the queues (no sort: the order of
+        // "cleared" removals is unspecified, and a sort costs wasm. No list
+        // of the keys either: at 1M keys its 4 MB would raise wasm memory's
+        // high-water mark, which never comes down). A call stopped early
+        // (`step_ok`) is made again and goes on with the keys still queued.
+        while let Some(k) = self.policy.any() {
+            if !self.step_ok() {
+                return;
             }
-            self.release(k);
+            self.remove(k, Reason::Cleared);
+            if self.cut {
+                return;
+            }
         }
-        self.hashes.clear();
-        self.hash_free.clear();
         debug_assert_eq!(self.wheel.len(), 0, "every scheduled slot was live");
         let cur = self.tick_of(self.now());
         self.wheel.reset_cursor(cur);
-        self.hash_graced.clear();
-        self.graced_keys = 0;
-        self.entries = 0;
-        self.keys = 0;
-        self.bytes = 0;
     }
 }

@@ -65,11 +65,16 @@ impl Engine {
 
     /// Makes room for `entries`/`bytes` more: expired entries first, then
     /// live ones in eviction order, never `keep`.
+    /// A call stopped early (`cut`) has made part of the room: the same
+    /// call made again makes the rest, the hash it was evicting first.
     pub(super) fn make_room(&mut self, entries: u64, bytes: u64, keep: Option<u32>) {
-        if !self.over(entries, bytes) {
-            return;
+        let (mut s, mut ghost) = core::mem::replace(&mut self.evicting, (NIL, false));
+        if s == NIL {
+            if !self.over(entries, bytes) {
+                return;
+            }
+            self.sweep(u64::MAX, Some((entries, bytes)));
         }
-        self.sweep(u64::MAX, Some((entries, bytes)));
         // The hash a field goes into is never evicted for it, and a field
         // that died within the clock's current millisecond may not be due in
         // the wheel yet: its dead fields go here, so the bound `check_fits`
@@ -77,19 +82,32 @@ impl Engine {
         if let Some(h) = keep.filter(|&h| self.kind(h) == Kind::Hash && self.over(entries, bytes)) {
             self.drop_dead_fields(h, false);
         }
-        while self.over(entries, bytes) {
-            let Some(v) = self.policy.evict(keep) else {
-                break;
-            };
-            let reason = if self.own_live(v.slot, self.now()) { Reason::Evicted } else { Reason::Expired };
+        loop {
+            if s == NIL {
+                if self.cut || !self.over(entries, bytes) || !self.step_ok() {
+                    return;
+                }
+                let Some(v) = self.policy.evict(keep) else {
+                    return;
+                };
+                (s, ghost) = (v.slot, v.ghost);
+            }
+            let reason = if self.own_live(s, self.now()) { Reason::Evicted } else { Reason::Expired };
             let start = self.log.len();
-            self.remove(v.slot, reason);
-            if v.ghost && reason == Reason::Evicted {
+            self.remove(s, reason);
+            if self.cut {
+                // A hash with fields left, out of the queues: finished first
+                // when the call is made again.
+                self.evicting = (s, ghost);
+                return;
+            }
+            if ghost && reason == Reason::Evicted {
                 // The key's own record is the last one `remove` wrote.
                 let last = self.log.len() - LOG_STRIDE;
                 debug_assert!(last >= start);
                 self.log[last + LOG_FLAGS] |= LOG_GHOST;
             }
+            s = NIL;
         }
     }
 
@@ -167,7 +185,7 @@ impl Engine {
     ) -> core::result::Result<(), TryReserveError> {
         let len = self.times.len();
         let need = self.high as usize + slots;
-        let grown = if need > len { self.try_grow(len, need, step, removals) } else { Ok(()) };
+        let grown = if need > len { self.try_grow(len, need, step) } else { Ok(()) };
         // Even when growth failed, which may have taken the log's block: a
         // call that only removes (a `delete` in a full memory) needs it.
         self.log.try_reserve(3 * removals)?;
@@ -180,13 +198,7 @@ impl Engine {
     }
 
     /// `try_room`'s growth of the columns from `len` slots to at least `need`.
-    fn try_grow(
-        &mut self,
-        len: usize,
-        need: usize,
-        step: usize,
-        removals: usize,
-    ) -> core::result::Result<(), TryReserveError> {
+    fn try_grow(&mut self, len: usize, need: usize, step: usize) -> core::result::Result<(), TryReserveError> {
         // Doubling, except that the step past maxEntries (plus the
         // host's reserved and queued slots) stops there: a cache filled
         // to its bound holds no unused columns; hashes, which take slots
@@ -195,25 +207,18 @@ impl Engine {
         let double = if len < bound { (len * 2).min(bound) } else { len * 2 };
         let extra = need.max(double).max(step) - len;
         // The wasm heap never gives memory back, so what counts is its
-        // peak. The log (12 bytes a slot, empty between calls) gives its
-        // block back first, so that the new blocks can take it. Then the
-        // queues' links and the slot bytes, the clocks (16 bytes a slot),
-        // the wheel's links and the log last. Chosen by measuring bench/
-        // memory.mjs (maxEntries, B an entry, JS heap included) against the
-        // order before the clocks lost their idle window (clocks, queues,
-        // log, wheel): 106.4 / 99.5 / 86.7 / 86.6 / 99.1 at 100k / 250k /
-        // 500k / 1M / 2M, against 109.1 / 99.5 / 98.9 / 99.3 / 99.1. (Queues,
-        // wheel, clocks, log measured 99.6 / 87.0 / 99.4 / 86.7 / 86.6 but
-        // left tests/js/fetch.test.mjs's grace columns room in freed blocks,
-        // and that test needs them to grow the memory.) bench/growth-replay.mjs
-        // models this; it ranked these orders differently from the measured
-        // figures here. The figure swings with the fill's size for any
-        // order, as each doubling's blocks fit, or not, in the ranges the
-        // last left.
-        if self.log.is_empty() {
-            self.log = Vec::new();
-        }
-        self.policy.try_reserve(extra)?;
+        // peak. The clocks (16 bytes a slot) move first, then the queues'
+        // links and the slot bytes, and the wheel's links last (the log, a
+        // bounded chunk since, keeps its block). Chosen by replaying fills
+        // against `heap.rs`'s policy (first fit over freed ranges; measured
+        // with bench/memory.mjs; bench/growth-replay.mjs --chunk 4096 models
+        // it, and put the bytes after the wheel's links at 52.0 B an entry
+        // at 1M, which measured the same 53.9 MB): 53.7 B
+        // an entry at 250k (the bound in tests/js/memory-per-entry.test.mjs
+        // is 64) and 53.9 MB at 1M (engine 41.1), bounded (the wheel before
+        // the queues the same; the clocks after either, 65 MB). The figure
+        // swings with the fill's size for any order, as each doubling's
+        // blocks fit, or not, in the ranges the last left.
         self.times.try_reserve_exact(extra)?;
         // (Nothing for a lazy column still off: reserving would allocate it.)
         if !self.idles.is_empty() {
@@ -225,10 +230,10 @@ impl Engine {
         if !self.family.is_empty() {
             self.family.try_reserve_exact(extra)?;
         }
+        self.policy.try_reserve(extra)?;
         // (With its buckets, at the first growth: no slot is scheduled
         // before there is one.)
         self.wheel.try_reserve(extra)?;
-        self.log.try_reserve(3 * removals)?;
         self.grow(len + extra);
         Ok(())
     }

@@ -44,7 +44,7 @@ impl Engine {
         let work_cap = budget.saturating_mul(2).saturating_add(64);
         let (mut removed, mut work) = (0u64, 0u64);
         let mut same_tick: Vec<u32> = Vec::new();
-        while removed < budget && work < work_cap {
+        while removed < budget && work < work_cap && self.step_ok() {
             if let Some((e, b)) = fit {
                 if !self.over(e, b) {
                     break;
@@ -117,7 +117,7 @@ impl Engine {
     fn expire_hash_fields(&mut self, h: u32, room: u64) -> u64 {
         let hid = self.family[h as usize] as usize;
         let mut n = 0;
-        while n < room {
+        while n < room && self.step_ok() {
             let f = self.hashes[hid].head;
             let last = self.hashes[hid].len == 1;
             n += self.remove(f, Reason::Expired);

@@ -478,3 +478,158 @@ fn the_idle_column_turns_on_only_for_a_window_other_than_the_default() {
     assert_eq!(e.idles.len(), e.capacity());
     e.check_invariants().unwrap();
 }
+
+/// Runs `f` on `e` the way the wasm binding's host does: while the call
+/// stops early (`cut`), collects its log and makes it again (`f` is told it
+/// is made again). The log never passes `log_cap`. Returns each chunk's
+/// result and the whole log.
+fn in_chunks<T>(e: &mut Engine, mut f: impl FnMut(&mut Engine, bool) -> T) -> (Vec<T>, Vec<u32>) {
+    let (mut out, mut log, mut again) = (Vec::new(), Vec::new(), false);
+    loop {
+        e.log.clear();
+        e.cut = false;
+        out.push(f(e, again));
+        assert!(e.log.len() <= e.log_cap, "the log grew past its cap: {} > {}", e.log.len(), e.log_cap);
+        log.extend_from_slice(&e.log);
+        if !e.cut {
+            return (out, log);
+        }
+        // Each chunk does some of the work.
+        assert!(!e.log.is_empty(), "a chunk made no progress");
+        again = true;
+    }
+}
+
+/// The same call on an engine with an unbounded log (`a`) and, in chunks, on
+/// one with a bounded log (`b`): the results and the whole logs.
+#[allow(clippy::type_complexity)]
+fn on_both(
+    a: &mut Engine,
+    b: &mut Engine,
+    f: &mut dyn FnMut(&mut Engine, bool) -> u64,
+) -> (u64, Vec<u64>, Vec<u32>, Vec<u32>) {
+    a.log.clear();
+    let ra = f(a, false);
+    let (rb, log) = in_chunks(b, |e, again| f(e, again));
+    (ra, rb, core::mem::take(&mut a.log), log)
+}
+
+/// The removal log in chunks (the wasm binding's bounded log): random
+/// operations, several of which remove many slots at once (hashes of many
+/// fields, `maxBytes` writes, purges, clears, ticks), on two engines, one
+/// with a log that holds one step's records, made again while they stop
+/// early, the other with an unbounded log. The records, the results and the
+/// engines' states are the same, and the invariants hold after each call.
+#[test]
+fn calls_that_stop_for_a_full_log_and_are_made_again_do_what_one_call_does() {
+    let mut stopped = [0u32; 12];
+    for seed in 1..=40u64 {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let mut rand = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let opts = Options {
+            max_entries: Some(40),
+            max_bytes: (seed % 2 == 0).then_some(120),
+            sweep_budget: Some(1 + seed % 7),
+            ..Default::default()
+        };
+        let has_bytes = opts.max_bytes.is_some();
+        let (mut a, mut b) = (engine(opts.clone()), engine(opts));
+        if seed % 3 == 0 {
+            a.set_grace(25.0);
+            b.set_grace(25.0);
+        }
+        // One step's two records, or a little more.
+        b.log_cap = LOG_STRIDE * (2 + (seed as usize % 3));
+        let mut now = 0.0;
+        for step in 0..300 {
+            let cap = a.capacity() as u32;
+            let s = if cap == 0 { NIL } else { rand(u64::from(cap)) as u32 };
+            let used = s != NIL && !matches!(a.kind(s), Kind::Free | Kind::Reserved);
+            let w = Write { ttl: Some(1.0 + rand(60) as f64), ..Default::default() };
+            let wt = if has_bytes { rand(50) as u32 } else { 0 };
+            let op = rand(12);
+            let live = used && a.is_live(s);
+            let kind = if used { a.kind(s) } else { Kind::Free };
+            let parent = if kind == Kind::Field { a.parent(s) } else { NIL };
+            // A write's result is its last chunk's; counts are summed.
+            let mut last = false;
+            let mut both = |f: &mut dyn FnMut(&mut Engine, bool) -> u64| on_both(&mut a, &mut b, f);
+            let (ra, rb, la, lb) = match op {
+                0..=2 => {
+                    last = true;
+                    let old = (kind == Kind::Plain || kind == Kind::Hash && !live).then_some(s);
+                    both(&mut |e, _| match e.write(old, &w, wt, false) {
+                        Ok(Some(s)) => u64::from(s),
+                        Ok(None) => u64::from(NIL),
+                        Err(_) => 0,
+                    })
+                }
+                3..=5 => {
+                    last = true;
+                    let (h, f) = match kind {
+                        Kind::Hash => (Some(s), None),
+                        Kind::Field => (Some(parent), Some(s)),
+                        _ => (None, None),
+                    };
+                    both(&mut |e, _| match e.hwrite(h, f, &w, wt, false) {
+                        Ok(Some(s)) => u64::from(s),
+                        Ok(None) => u64::from(NIL),
+                        Err(_) => 0,
+                    })
+                }
+                6 if used => both(&mut |e, _| e.expire_found(s)),
+                7 if used => both(&mut |e, _| e.remove(s, Reason::Deleted)),
+                8 if live && kind != Kind::Field => {
+                    let at = now + rand(3) as f64;
+                    last = true;
+                    both(&mut |e, _| u64::from(e.set_expiry(Some(s), at, false, None).unwrap()))
+                }
+                9 => {
+                    now += rand(30) as f64;
+                    let budget = 1 + seed % 7;
+                    let mut left = budget;
+                    both(&mut |e, again| {
+                        // The binding's `tick`: made again, what is left of the budget.
+                        let n = if again { e.purge_some(left) } else { e.tick(now).unwrap() };
+                        left = if again { left } else { budget } - n;
+                        n
+                    })
+                }
+                10 if step % 50 == 0 => both(&mut |e, _| {
+                    e.clear();
+                    0
+                }),
+                _ => {
+                    now += rand(5) as f64;
+                    both(&mut |e, _| {
+                        e.advance(now).unwrap();
+                        e.purge()
+                    })
+                }
+            };
+            if rb.len() > 1 {
+                stopped[op as usize] += 1;
+            }
+            let sum: u64 = if last { *rb.last().unwrap() } else { rb.iter().sum() };
+            assert_eq!(sum, ra, "seed {seed}, step {step}, op {op}: results");
+            assert_eq!(lb, la, "seed {seed}, step {step}, op {op}: records");
+            assert_eq!(
+                (b.entries(), b.keys(), b.bytes(), b.used(), b.counters.evicted, b.counters.expired),
+                (a.entries(), a.keys(), a.bytes(), a.used(), a.counters.evicted, a.counters.expired),
+                "seed {seed}, step {step}, op {op}: state"
+            );
+            for e in [&a, &b] {
+                if let Err(m) = e.check_invariants() {
+                    panic!("seed {seed}, step {step}, op {op}: {m}");
+                }
+            }
+        }
+    }
+    // Every kind of call stopped early, many times.
+    assert!(stopped.iter().all(|&n| n >= 5), "calls stopped early, by op: {stopped:?}");
+}

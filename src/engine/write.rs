@@ -53,6 +53,9 @@ impl Engine {
     pub fn insert(&mut self, kind: Kind, c: WriteClocks, weight: u32, to_main: bool) -> u32 {
         debug_assert!(matches!(kind, Kind::Plain | Kind::Hash));
         self.make_room(u64::from(kind == Kind::Plain), u64::from(weight), None);
+        if self.cut {
+            return NIL;
+        }
         debug_assert!(!self.over(u64::from(kind == Kind::Plain), u64::from(weight)), "no room after make_room");
         let s = self.alloc(kind);
         let i = s as usize;
@@ -103,6 +106,9 @@ impl Engine {
     /// Adds a field to hash `h`.
     pub fn insert_field(&mut self, h: u32, c: WriteClocks, weight: u32) -> u32 {
         self.make_room(1, u64::from(weight), Some(h));
+        if self.cut {
+            return NIL;
+        }
         debug_assert!(!self.over(1, u64::from(weight)), "check_fits passed, yet no room for the field");
         debug_assert_eq!(self.kind(h), Kind::Hash, "the hash survived make_room");
         let s = self.alloc(Kind::Field);
@@ -134,6 +140,9 @@ impl Engine {
         let owner = if self.kind(s) == Kind::Field { self.family[i] } else { s };
         if weight > old {
             self.make_room(0, u64::from(weight - old), Some(owner));
+            if self.cut {
+                return;
+            }
             debug_assert!(!self.over(0, u64::from(weight - old)), "check_fits passed, yet no room to grow");
         }
         debug_assert!(!matches!(self.kind(s), Kind::Free | Kind::Reserved), "overwrite of a dead slot");
@@ -248,7 +257,8 @@ impl Engine {
                 if let Some(s) = old {
                     self.remove(s, Reason::Expired);
                 }
-                self.clocks_live(&c).then(|| self.insert(Kind::Plain, c, weight, to_main))
+                // (Stopped early, `cut`: the call is made again.)
+                (!self.cut && self.clocks_live(&c)).then(|| self.insert(Kind::Plain, c, weight, to_main))
             }
         })
     }
@@ -279,29 +289,43 @@ impl Engine {
             return Ok(None);
         }
         let mut hash = live_h;
+        // The hash this call created before it stopped early, if it did
+        // (`made`): then the dead slots went already, and `h` may even name
+        // the new hash (its slot reused).
+        let made = core::mem::replace(&mut self.made, NIL);
         match (live_h, h, f) {
+            _ if made != NIL => {}
             // A dead key goes whole, fields and all.
             (None, Some(dead), _) => {
                 self.remove(dead, Reason::Expired);
             }
             // A dead field goes alone; when it was the last, its key goes too.
+            // (Gone already when the call is made again after stopping early.)
             (Some(hh), _, Some(f)) => {
                 let last = self.field_count(hh) == 1;
-                self.remove(f, Reason::Expired);
-                if last {
+                if self.remove(f, Reason::Expired) > 0 && last {
                     hash = None;
                 }
             }
             _ => {}
         }
-        if !self.clocks_live(&c) {
+        if self.cut || !self.clocks_live(&c) {
             return Ok(None);
         }
-        let (hh, created) = match hash {
-            Some(hh) => (hh, false),
-            None => (self.insert(Kind::Hash, WriteClocks::NONE, 0, to_main), true),
+        let (hh, created) = match (hash, made) {
+            (Some(hh), _) => (hh, false),
+            (None, NIL) => (self.insert(Kind::Hash, WriteClocks::NONE, 0, to_main), true),
+            // Created by this call before it stopped early.
+            (None, hh) => (hh, true),
         };
+        // (A hash's `insert` makes no room: it adds no entry and no bytes.)
         let f = self.insert_field(hh, c, weight);
+        if self.cut {
+            if created {
+                self.made = hh;
+            }
+            return Ok(None);
+        }
         if created {
             // Creating a key and its first field is one write, not a use: a
             // hash written once and never read leaves the small queue unread,
