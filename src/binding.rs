@@ -50,19 +50,8 @@ fn headroom(n: usize) -> bool {
 #[inline(never)]
 fn oom(arg: &'static str) -> Error {
     // No message: making one would allocate, in a memory that has none left
-    // (`From<Error>` gives it a static one).
+    // (the host writes it: `ERROR_OOM`).
     Error::Range { arg, msg: String::new() }
-}
-
-/// The message of `oom(arg)`, static: the error path allocates nothing.
-fn oom_message(arg: &str) -> &'static str {
-    match arg {
-        "value" => "value: out of memory: wasm memory cannot grow enough for this write",
-        "bytes" => "bytes: out of memory: wasm memory cannot hold this snapshot",
-        "snapshot" => "snapshot: out of memory: wasm memory cannot hold this snapshot",
-        "options" => "options: out of memory: wasm memory cannot hold another cache",
-        _ => "memory: out of memory: wasm memory cannot grow enough for this call",
-    }
 }
 
 /// A count limit: positive integer or `Infinity` (none).

@@ -243,6 +243,10 @@ group! { errors, "Errors: a failed call's sentinel and lapse_error()'s record",
     pub const ERROR_RANGE: u32 = 1;
     /// A plain `Error` (corrupt snapshot bytes).
     pub const ERROR_PLAIN: u32 = 2;
+    /// A `RangeError` for out of memory. Its message is only the argument's
+    /// name: the host MUST append the rest (wasm keeps no copy of that text,
+    /// and building one would allocate in a memory that has none left).
+    pub const ERROR_OOM: u32 = 3;
 }
 
 group! { queue, "Insert queue",

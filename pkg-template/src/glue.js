@@ -9,6 +9,7 @@ import {
   ERROR_CLASS,
   ERROR_MSG,
   ERROR_MSG_LEN,
+  ERROR_OOM,
   ERROR_PLAIN,
   ERROR_RANGE,
   ERROR_TYPE,
@@ -24,10 +25,13 @@ const CLASSES = [];
 CLASSES[ERROR_TYPE] = TypeError;
 CLASSES[ERROR_RANGE] = RangeError;
 CLASSES[ERROR_PLAIN] = Error;
+CLASSES[ERROR_OOM] = RangeError;
 function error() {
   const b = wasm.memory.buffer;
   const e = new Uint32Array(b, wasm.lapse_error(), ERROR_WORDS);
-  return new CLASSES[e[ERROR_CLASS]](String.fromCharCode.apply(null, new Uint8Array(b, e[ERROR_MSG], e[ERROR_MSG_LEN])));
+  const text = String.fromCharCode.apply(null, new Uint8Array(b, e[ERROR_MSG], e[ERROR_MSG_LEN]));
+  // Out of memory: wasm sends only the argument's name (it keeps no text it would have to allocate).
+  return new CLASSES[e[ERROR_CLASS]](e[ERROR_CLASS] === ERROR_OOM ? text + ": out of memory: wasm memory cannot grow enough" : text);
 }
 const check = (r) => {
   if (r === CALL_FAILED) throw error();

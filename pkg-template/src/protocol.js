@@ -181,6 +181,8 @@ export const ERROR_TYPE = 0;
 export const ERROR_RANGE = 1;
 /** A plain `Error` (corrupt snapshot bytes). */
 export const ERROR_PLAIN = 2;
+/** A `RangeError` for out of memory. Its message is only the argument's name: the host MUST append the rest (wasm keeps no copy of that text, and building one would allocate in a memory that has none left). */
+export const ERROR_OOM = 3;
 
 // ---- Status block: u32 word indexes from statusPtr() / 4
 /** Byte address of the removal log. */

@@ -11,10 +11,10 @@
 //! JS calls these only with engines it created and has not freed
 //! (`cache.js` checks for `free()` before every call).
 
-use super::{oom_message, JsResult, RawEngine};
+use super::{JsResult, RawEngine};
 use crate::error::Error;
 use crate::protocol::{
-    CALL_FAILED, ERROR_CLASS, ERROR_MSG, ERROR_MSG_LEN, ERROR_PLAIN, ERROR_RANGE, ERROR_TYPE, ERROR_WORDS,
+    CALL_FAILED, ERROR_CLASS, ERROR_MSG, ERROR_MSG_LEN, ERROR_OOM, ERROR_PLAIN, ERROR_RANGE, ERROR_TYPE, ERROR_WORDS,
 };
 use alloc::boxed::Box;
 use alloc::string::String;
@@ -67,14 +67,15 @@ pub extern "C" fn lapse_error() -> u32 {
     let l = last();
     let Some(e) = l.error.take() else { return 0 };
     l.msg = String::new();
-    let class = match e {
+    let class = match &e {
         Error::Type { .. } | Error::WrongType { .. } => ERROR_TYPE,
+        // Out of memory carries no message (see `oom`): the host writes it.
+        Error::Range { msg, .. } if msg.is_empty() => ERROR_OOM,
         Error::Range { .. } => ERROR_RANGE,
         Error::Corrupt(_) => ERROR_PLAIN,
     };
     let text: &str = match &e {
-        // Out of memory carries no message: it is static (see `oom`).
-        Error::Range { arg, msg } if msg.is_empty() => oom_message(arg),
+        Error::Range { arg, msg } if msg.is_empty() => arg,
         _ => {
             l.msg = e.message();
             &l.msg

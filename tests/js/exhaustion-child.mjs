@@ -18,6 +18,10 @@ function attempt(what, f) {
     if (e instanceof WebAssembly.RuntimeError) fail(`${what}: wasm trap: ${e.message}`);
     if (!(e instanceof Error)) fail(`${what}: threw a non-Error: ${String(e)}`);
     if (!/memory|too large|RangeError/i.test(`${e.constructor.name} ${e.message}`)) fail(`${what}: ${e.constructor.name}: ${e.message}`);
+    // wasm sends only the argument's name for out of memory; the glue writes the sentence.
+    if (/out of memory/.test(e.message) ? !/^\w+: out of memory: /.test(e.message) : !/: /.test(e.message)) {
+      fail(`${what}: a bare or malformed message: ${JSON.stringify(e.message)}`);
+    }
     out.failures[what] = (out.failures[what] ?? 0) + 1;
     return e;
   }
