@@ -254,11 +254,6 @@ impl Policy {
         (s != crate::list::NIL).then_some(s)
     }
 
-    #[cfg(test)]
-    pub fn queue_of(&self, s: u32) -> u8 {
-        self.queue(s)
-    }
-
     pub fn memory(&self) -> usize {
         self.links.memory() + self.bits.capacity()
     }
@@ -283,7 +278,7 @@ mod tests {
         p.hit(0);
         let v = p.evict(None).unwrap();
         assert_eq!(v, Victim { slot: 1, ghost: true }, "0 was read, so 1 is the oldest unread");
-        assert_eq!(p.queue_of(0), QUEUE_MAIN);
+        assert_eq!(p.queue(0), QUEUE_MAIN);
     }
 
     #[test]
@@ -304,13 +299,13 @@ mod tests {
             // Hot keys keep being read now and then.
             if s % 10 == 0 {
                 for h in 0..100 {
-                    if p.queue_of(h) != QUEUE_NONE {
+                    if p.queue(h) != QUEUE_NONE {
                         p.hit(h);
                     }
                 }
             }
         }
-        let hot_left = (0..100).filter(|&h| p.queue_of(h) != QUEUE_NONE).count();
+        let hot_left = (0..100).filter(|&h| p.queue(h) != QUEUE_NONE).count();
         assert!(hot_left >= 80, "only {hot_left} of 100 hot keys survived the scan");
     }
 
@@ -347,7 +342,7 @@ mod tests {
         for _ in 0..10 {
             p.hit(0);
         }
-        assert_eq!((p.kind(0), p.queue_of(0), p.freq(0)), (SLOT_PLAIN, QUEUE_SMALL, MAX_FREQ), "freq saturates");
+        assert_eq!((p.kind(0), p.queue(0), p.freq(0)), (SLOT_PLAIN, QUEUE_SMALL, MAX_FREQ), "freq saturates");
         // What the JS host does on a read: +1 while the freq bits are under
         // their mask, never into the queue's.
         assert_eq!(p.bits[0] & MAX_FREQ, MAX_FREQ);
@@ -357,10 +352,10 @@ mod tests {
         // 0 moves to main with its credit; both spend a unit a lap until
         // 1, with less, runs out.
         assert_eq!(p.evict(None).map(|v| v.slot), Some(1));
-        assert_eq!((p.kind(1), p.queue_of(1), p.freq(1)), (SLOT_FIELD, QUEUE_NONE, 0));
-        assert_eq!((p.kind(0), p.queue_of(0), p.freq(0)), (SLOT_PLAIN, QUEUE_MAIN, 1));
+        assert_eq!((p.kind(1), p.queue(1), p.freq(1)), (SLOT_FIELD, QUEUE_NONE, 0));
+        assert_eq!((p.kind(0), p.queue(0), p.freq(0)), (SLOT_PLAIN, QUEUE_MAIN, 1));
         p.remove(0);
-        assert_eq!((p.kind(0), p.queue_of(0), p.freq(0)), (SLOT_PLAIN, QUEUE_NONE, 0));
+        assert_eq!((p.kind(0), p.queue(0), p.freq(0)), (SLOT_PLAIN, QUEUE_NONE, 0));
         p.set_kind(0, SLOT_FIELD, false);
         assert_eq!(p.bits[0], SLOT_FIELD << KIND_SHIFT);
         p.set_freq(0, 3);

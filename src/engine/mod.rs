@@ -463,8 +463,8 @@ impl Engine {
     /// to a hash), as the write's error: the last check before it changes
     /// anything.
     pub(crate) fn columns_for(&mut self, weight: u32, hashed: bool, idle: f64) -> Result<()> {
-        // No message to build in a memory that has none left: the wasm
-        // binding gives an empty one its static text.
+        // No message to build in a memory that has none left: an empty one
+        // is out of memory, which the JS host words (`ERROR_OOM`).
         self.try_columns(weight != 0, hashed, idle)
             .map_err(|_| Error::Range { arg: "value", msg: alloc::string::String::new() })
     }
