@@ -42,7 +42,7 @@ impl Engine {
     /// removal counts twice against that cap (its pop and itself: with the
     /// host's replay it costs about three cascades), so a tick that cascades
     /// removes less instead of pausing up to half as long again (at 1M
-    /// entries such ticks were the slowest tenth).
+    /// entries, a tenth of the ticks and the slowest kind).
     pub(super) fn sweep(&mut self, budget: u64, fit: Option<(u64, u64)>) -> u64 {
         let limit = self.tick_of(self.now());
         let work_cap = budget.saturating_mul(2).saturating_add(64);
