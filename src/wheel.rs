@@ -219,6 +219,8 @@ impl Wheel {
 
     /// The slot after `s` in its bucket, or `NIL`; for a slot in no bucket,
     /// what [`set_next_spare`](Self::set_next_spare) put there.
+    // Inlined: smaller wasm too (-7 B; see `Links`).
+    #[inline(always)]
     pub fn next_linked(&self, s: u32) -> u32 {
         let n = self.links.next(s);
         if n < END {
