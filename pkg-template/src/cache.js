@@ -46,6 +46,9 @@ import {
 // every use (measured: a clock read through an imported TIMES_STRIDE
 // compiled to 190 instructions with an imul by a loaded value; through a
 // local const, to 118 with `imul 3`, as with a literal).
+// Counts #drain's look-ahead loads, only so that the compiler keeps them
+// (nothing reads it: a callback that runs another cache's drain is harmless).
+let warmed = 0;
 const FREQ_MAX = FREQ_MAX_,
   LOG_ENTER_GRACE = LOG_ENTER_GRACE_,
   LOG_FLAGS = LOG_FLAGS_,
@@ -327,10 +330,16 @@ export class TtlCache {
     if (calls === null && this.#dispose !== undefined) calls = [];
     let p = U32[st + ST_LOG] >>> 2;
     const end = p + n;
-    for (; p < end; p += LOG_STRIDE) {
+    while (p < end) {
       const s = U32[p];
       const flags = U32[p + LOG_FLAGS];
       const parent = U32[p + LOG_PARENT];
+      p += LOG_STRIDE;
+      // Each Map.delete waits on a chain of cache misses (the slot's key,
+      // the string's hash, the table), and a tick's removals at 1M keys are
+      // scattered: loading the next record's key string now overlaps its
+      // misses with this delete's (a whole tick about 12% faster at 1M).
+      if (p < end && typeof keys[U32[p]] === "string") warmed++;
       const kind = (flags >>> LOG_KIND_SHIFT) & LOG_KIND_MASK;
       const reason = flags & LOG_REASON_MASK;
       if (reason === LOG_ENTER_GRACE) {
@@ -369,19 +378,15 @@ export class TtlCache {
     if (this.#doomed.length !== 0) this.#abortDoomed();
     if (calls === null || calls.length === 0) return;
     const dispose = this.#dispose;
-    let failed = false;
-    let error;
+    let error = calls; // none yet: user code never sees this array
     for (let i = 0; i < calls.length; i += 4) {
       try {
         dispose(calls[i], calls[i + 1], calls[i + 2], calls[i + 3]);
       } catch (e) {
-        if (!failed) {
-          failed = true;
-          error = e;
-        }
+        if (error === calls) error = e;
       }
     }
-    if (failed) throw error;
+    if (error !== calls) throw error;
   }
 
   /** Loads whose keys #drain saw removed (evicted, deleted, cleared). */

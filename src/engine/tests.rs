@@ -40,6 +40,34 @@ fn tick_respects_the_budget_and_resumes() {
 }
 
 #[test]
+fn a_tick_that_cascades_removes_less_so_its_pause_stays_a_budgets() {
+    // Deadlines spread over 10 s, ticked every 10 ms: coarse buckets split
+    // (cascades) in the same ticks that remove. A removal costs about what
+    // two cascades do (and more once the host replays it), so each counts
+    // twice against the cap of 2 * budget + 64 pops: a tick that cascades
+    // removes less, and none does a full budget of removals plus a cap's
+    // worth of cascades.
+    let budget = 100;
+    let mut e = engine(Options { sweep_budget: Some(budget), ..Default::default() });
+    let mut x = 12345u32;
+    for _ in 0..100_000 {
+        x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+        plain(&mut e, 1.0 + f64::from(x >> 8) % 10_000.0, NEVER);
+    }
+    let (mut t, mut mixed, mut full) = (0.0, 0, 0);
+    while e.keys() > 0 {
+        t += 10.0;
+        let cascaded = e.counters.cascaded;
+        let removed = e.tick(t).unwrap();
+        let cascaded = e.counters.cascaded - cascaded;
+        assert!(cascaded + 2 * removed <= 2 * budget + 65, "at {t}: {cascaded} cascades, {removed} removals");
+        mixed += usize::from(cascaded > 0 && removed > 0);
+        full += usize::from(cascaded == 0 && removed == budget);
+    }
+    assert!(mixed > 10 && full > 10, "{mixed} ticks cascaded and removed, {full} removed a full budget");
+}
+
+#[test]
 fn idle_reads_reschedule_lazily() {
     let mut e = engine(Options::default());
     let s = plain(&mut e, NEVER, 10.0);

@@ -292,6 +292,23 @@ test("dispose: expired, evicted, deleted, replaced, cleared; called after the st
   assert.equal(events.find((e) => e[2] === "replaced")[1], 1, "the old value is disposed");
 });
 
+test("of several errors thrown by dispose, the first one reaches the caller", () => {
+  const seen = [];
+  const c = new TtlCache({
+    now: 0,
+    dispose: (value, key) => {
+      seen.push(key);
+      throw new Error(key);
+    },
+  });
+  for (let i = 0; i < 5; i++) c.set(`k${i}`, i, { ttl: 10 });
+  assert.throws(
+    () => c.tick(10),
+    (e) => e.message === seen[0],
+  );
+  assert.equal(seen.length, 5);
+});
+
 test("an error thrown by dispose reaches the caller after the cache is consistent", () => {
   let calls = 0;
   const c = new TtlCache({
