@@ -593,9 +593,10 @@ export class TtlCache {
    * Inserts new `key` on this side, into a slot reserved in advance, which
    * the engine links into its wheel and queues at its next call. False,
    * with nothing done: no room, no reserved slot, a full insert queue, a
-   * bad key, or a deadline already past. `idle` as in #overwrite.
+   * bad key, or a deadline already past. `idle` as in #overwrite;
+   * `toMain`: QUEUE_TO_MAIN for a returning ghost (or-ed into its queue entry).
    */
-  #add(key, value, ttl, idle) {
+  #add(key, value, ttl, idle, toMain) {
     syncViews();
     const now = this.#now;
     const abs = now + ttl;
@@ -614,7 +615,7 @@ export class TtlCache {
     if (i !== 0) F64[i + r] = idle;
     const born = this.#born;
     if (born !== null) born[r] = now;
-    U32[this.#insertQueueAt + np] = r;
+    U32[this.#insertQueueAt + np] = r | toMain;
     this.#queuedInserts = np + 1;
     this.#keyMap.set(key, r);
     this.#keyList[r] = key;
@@ -725,14 +726,11 @@ export class TtlCache {
     // A returning ghost, still in the index (no removal since the lookup),
     // leaves it first: the key goes to the end, as a new key does.
     if (s !== undefined) this.#keyMap.delete(key);
-    if (!this.#add(key, value, ttl, idle)) {
+    if (!this.#add(key, value, ttl, idle, s !== undefined && QUEUE_TO_MAIN)) {
       if (s !== undefined) this.#keyMap.set(key, s);
       return false;
     }
-    if (s !== undefined) {
-      U32[this.#insertQueueAt + this.#queuedInserts - 1] |= QUEUE_TO_MAIN;
-      this.#ghosts--;
-    }
+    if (s !== undefined) this.#ghosts--;
     return true;
   }
 
