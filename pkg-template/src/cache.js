@@ -608,7 +608,11 @@ export class TtlCache {
     if ((abs === Infinity && ttl !== Infinity) || (lastIdle === Infinity && idle !== Infinity)) return false;
     const i = this.#idlesAt;
     if (spare.length === 0 || np >= QUEUE_CAP || this.#full()) return false;
-    const r = spare.pop();
+    // The index first: a Map at its size limit (2^24 keys in V8) throws
+    // here, before anything changed.
+    const r = spare[spare.length - 1];
+    this.#keyMap.set(key, r);
+    spare.pop();
     const t = this.#clocksAt + r * TIMES_STRIDE;
     F64[t] = abs;
     F64[t + TIMES_LAST] = now;
@@ -617,7 +621,6 @@ export class TtlCache {
     if (born !== null) born[r] = now;
     U32[this.#insertQueueAt + np] = r | toMain;
     this.#queuedInserts = np + 1;
-    this.#keyMap.set(key, r);
     this.#keyList[r] = key;
     this.#valList[r] = value;
     return true;
@@ -723,15 +726,12 @@ export class TtlCache {
       this.#toEngine().commit();
       this.#drain();
     }
-    // A returning ghost, still in the index (no removal since the lookup),
-    // leaves it first: the key goes to the end, as a new key does.
-    if (s !== undefined) this.#keyMap.delete(key);
-    if (!this.#add(key, value, ttl, idle, s !== undefined && QUEUE_TO_MAIN)) {
-      if (s !== undefined) this.#keyMap.set(key, s);
-      return false;
-    }
-    if (s !== undefined) this.#ghosts--;
-    return true;
+    // A returning ghost leaves the index first: the key goes to the end, as
+    // a new key does. It stays gone if #add fails: the engine's write, next,
+    // learns from WRITE_TO_MAIN that the key returns, and putting the ghost
+    // back is a new key for a Map at its size limit.
+    if (s !== undefined) this.#dropGhost(key);
+    return this.#add(key, value, ttl, idle, s !== undefined && QUEUE_TO_MAIN);
   }
 
   #refill() {
