@@ -27,7 +27,7 @@ pub(crate) const QUEUE_SMALL: u8 = 1;
 /// `MAX_FREQ` its mask), the queue above it, the slot kind on top.
 const QUEUE_SHIFT: u32 = 2;
 const QUEUE_BITS: u8 = 3 << QUEUE_SHIFT;
-const KIND_SHIFT: u32 = 4;
+const KIND_SHIFT: u32 = crate::protocol::SLOT_KIND_SHIFT;
 /// The small queue's share of the entries is `1 / SMALL_SHARE` (S3-FIFO's
 /// 10%): under it, a main tail with read credit spends a unit instead of the
 /// small queue giving up its tail.

@@ -276,6 +276,9 @@ group! { times, "Per-slot clocks: f64 indexes from ST_TIMES / 8 + slot * TIMES_S
     /// Highest value of a slot's `freq` (S3-FIFO's read counter), and the
     /// mask of its bits in the slot's byte (the lowest bits).
     pub const FREQ_MAX: u8 = 3;
+    /// The slot's kind (a `SLOT_*`) is its byte `>> SLOT_KIND_SHIFT`: the host
+    /// tells a hash from a plain value by it, never by asking the value.
+    pub const SLOT_KIND_SHIFT: u32 = 4;
 }
 
 group! { write_flags, "Write flags: the flags argument of write and hwrite",

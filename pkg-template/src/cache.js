@@ -22,13 +22,13 @@ import {
   LOG_KIND_SHIFT as LOG_KIND_SHIFT_, LOG_PARENT as LOG_PARENT_, LOG_REASON_MASK as LOG_REASON_MASK_,
   LOG_STRIDE as LOG_STRIDE_, NIL as NIL_, QUEUE_CAP as QUEUE_CAP_, QUEUE_TO_MAIN as QUEUE_TO_MAIN_, REASON_CLEARED,
   REASON_DELETED, REASON_EVICTED, REASON_FOUND_EXPIRED, REASON_NAMES, SLOT_FIELD as SLOT_FIELD_,
-  SLOT_HASH as SLOT_HASH_, SLOT_PLAIN as SLOT_PLAIN_, ST_CAP, ST_ENTRIES as ST_ENTRIES_, ST_FREQ, ST_LOG, ST_LOG_LEN,
+  SLOT_HASH as SLOT_HASH_, SLOT_KIND_SHIFT as SLOT_KIND_SHIFT_, SLOT_PLAIN as SLOT_PLAIN_, ST_CAP, ST_ENTRIES as ST_ENTRIES_, ST_FREQ, ST_LOG, ST_LOG_LEN,
   ST_MORE, ST_NOW, ST_QUEUE, ST_QUEUED as ST_QUEUED_, ST_RESERVED, ST_RESERVED_LEN, ST_TIMES, ST_IDLES,
   TIMES_LAST as TIMES_LAST_, TIMES_STRIDE as TIMES_STRIDE_, WRITE_AT as WRITE_AT_, WRITE_IDLE,
   WRITE_KEEP_TTL as WRITE_KEEP_TTL_, WRITE_TO_MAIN as WRITE_TO_MAIN_, WRITE_TTL
 } from "./protocol.js";
 import { commandMethods } from "./commands.js";
-import { Hash } from "./hash.js";
+import { isHash } from "./hash.js";
 import { hashMethods, liveKey } from "./hashes.js";
 import { iterationMethods } from "./iteration.js";
 import { invalidate, invalidateAll, loadMethods, newLoads } from "./loading.js";
@@ -64,6 +64,7 @@ const FREQ_MAX = FREQ_MAX_,
   QUEUE_TO_MAIN = QUEUE_TO_MAIN_,
   SLOT_FIELD = SLOT_FIELD_,
   SLOT_HASH = SLOT_HASH_,
+  SLOT_KIND_SHIFT = SLOT_KIND_SHIFT_,
   SLOT_PLAIN = SLOT_PLAIN_,
   ST_ENTRIES = ST_ENTRIES_,
   ST_QUEUED = ST_QUEUED_,
@@ -548,7 +549,7 @@ export class TtlCache {
   /** What the index holds for `key` (a slot, a ghost or undefined); WRONGTYPE on a live hash. */
   #plainSlot(key) {
     const s = this.#keyMap.get(key);
-    if (s !== undefined && s >= 0 && this.#valList[s] instanceof Hash && liveKey(this, s)) {
+    if (s !== undefined && s >= 0 && isHash(this.#valList[s]) && liveKey(this, s)) {
       throw wrongType("hash", "plain value");
     }
     return s;
@@ -571,8 +572,10 @@ export class TtlCache {
     // (Off: the slot's window is the default, which is `idle`.)
     const oldIdle = F[t + TIMES_LAST] + (i === 0 ? idle : F[i + s]);
     const old = F[t] < oldIdle ? F[t] : oldIdle;
-    const vals = this.#valList;
-    if (!(old > now) || (lastIdle < abs ? lastIdle : abs) < old || vals[s] instanceof Hash) return false;
+    const U = U8;
+    const f = this.#freqAt + s;
+    const q = U[f];
+    if (!(old > now) || (lastIdle < abs ? lastIdle : abs) < old || q >> SLOT_KIND_SHIFT === SLOT_HASH) return false;
     // A finite ttl/idle that overflows the clock: the engine throws RangeError.
     if ((abs === Infinity && ttl !== Infinity) || (lastIdle === Infinity && idle !== Infinity)) return false;
     F[t] = abs;
@@ -580,11 +583,8 @@ export class TtlCache {
     if (i !== 0) F[i + s] = idle;
     const born = this.#born;
     if (born !== null) born[s] = now;
-    const U = U8;
-    const f = this.#freqAt + s;
-    const q = U[f];
     if ((q & FREQ_MAX) < FREQ_MAX) U[f] = q + 1;
-    vals[s] = value;
+    this.#valList[s] = value;
     this.#updated++;
     return true;
   }
@@ -756,15 +756,15 @@ export class TtlCache {
       const now = this.#now;
       const last = t + TIMES_LAST;
       if (F[t] > now && F[last] + idleOf(this, s) > now) {
-        const v = this.#valList[s];
-        if (v instanceof Hash) return this.#getOnHash(s);
-        // F64 again: instanceof can run a Proxy's trap, which can grow memory.
-        F64[last] = now;
         const f = this.#freqAt + s;
         const q = U8[f];
+        // The slot byte says what the value is, with no question to a
+        // value that may be a Proxy (see isHash).
+        if (q >> SLOT_KIND_SHIFT === SLOT_HASH) return this.#getOnHash(s);
+        F[last] = now;
         if ((q & FREQ_MAX) < FREQ_MAX) U8[f] = q + 1;
         this.#hits++;
-        return v;
+        return this.#valList[s];
       }
       return this.#getDead(key, s);
     }

@@ -45,7 +45,7 @@ import {
   toEngine,
   valList,
 } from "./cache.js";
-import { Hash } from "./hash.js";
+import { isHash } from "./hash.js";
 import { liveKey } from "./hashes.js";
 import { invalidate } from "./loading.js";
 import { F64, memory, syncViews } from "./memory.js";
@@ -72,7 +72,7 @@ export const commandMethods = {
     const s = liveSlot(this, key);
     if (s === NIL) return undefined;
     const v = valList(this)[s];
-    if (v instanceof Hash) throw wrongType("hash", "plain value");
+    if (isHash(v)) throw wrongType("hash", "plain value");
     return v;
   },
 

@@ -2,6 +2,9 @@
 
 /** The fields of one hash key: field name -> slot. */
 export class Hash {
+  // A brand that isHash asks for: `instanceof` would ask a Proxy value's
+  // getPrototypeOf trap (user code, run mid-call) and throws for a revoked one.
+  #brand;
   constructor() {
     this.fields = new Map();
     // Every field is in grace (stale-if-error): the key is dead to reads,
@@ -11,4 +14,11 @@ export class Hash {
     // the hash is live without a scan of its fields (see #liveKey).
     this.witness = -1;
   }
+
+  static is(v) {
+    return typeof v === "object" && v !== null && #brand in v;
+  }
 }
+
+/** Whether `v` is a hash's `Hash`; never runs user code, for any value. */
+export const isHash = Hash.is;

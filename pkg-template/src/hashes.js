@@ -31,7 +31,7 @@ import {
   written,
 } from "./cache.js";
 import { expireKey } from "./commands.js";
-import { Hash } from "./hash.js";
+import { Hash, isHash } from "./hash.js";
 import { invalidate } from "./loading.js";
 import { U32 } from "./memory.js";
 import { checkNumber, checkString, checkValue, condCode, parseWrite, toTime, wAt, wIdle, wTtl, wrongType } from "./validate.js";
@@ -43,7 +43,7 @@ import { checkNumber, checkString, checkValue, condCode, parseWrite, toTime, wAt
 export function liveKey(c, s) {
   if (!live(c, s)) return false;
   const v = valList(c)[s];
-  if (!(v instanceof Hash)) return true;
+  if (!isHash(v)) return true;
   if (v.graced) return false; // every field is in grace: no scan
   // Scanning the fields in insertion order on every access cost O(dead
   // fields) each time the old ones had expired unswept (issue 13). The
@@ -67,7 +67,7 @@ export function liveKey(c, s) {
 /** The live hash slot of `key`, or NIL; throws WRONGTYPE on a plain key. */
 export function hashSlot(c, key) {
   const h = liveSlot(c, key);
-  if (h !== NIL && !(valList(c)[h] instanceof Hash)) throw wrongType("plain value", "hash");
+  if (h !== NIL && !isHash(valList(c)[h])) throw wrongType("plain value", "hash");
   return h;
 }
 
@@ -87,7 +87,7 @@ export function liveFields(c, h, box) {
 /** What the index holds for `key`; WRONGTYPE on a live plain entry. */
 function hashTarget(c, key) {
   const h = keyMap(c).get(key);
-  if (h !== undefined && h >= 0 && !(valList(c)[h] instanceof Hash) && liveKey(c, h)) {
+  if (h !== undefined && h >= 0 && !isHash(valList(c)[h]) && liveKey(c, h)) {
     throw wrongType("plain value", "hash");
   }
   return h;
@@ -158,7 +158,7 @@ export const hashMethods = {
       return undefined;
     }
     const box = valList(this)[s];
-    if (!(box instanceof Hash)) throw wrongType("plain value", "hash");
+    if (!isHash(box)) throw wrongType("plain value", "hash");
     const f = box.fields.get(field);
     if (f === undefined) {
       miss(this);

@@ -3,13 +3,13 @@
 // its private state through the accessors cache.js exports.
 
 import { alive, keyMap, syncClock, valList } from "./cache.js";
-import { Hash } from "./hash.js";
+import { isHash } from "./hash.js";
 import { liveFields, liveKey } from "./hashes.js";
 import { describe } from "./validate.js";
 
 function valueOf(c, s) {
   const v = valList(c)[s];
-  return v instanceof Hash ? liveFields(c, s, v) : v;
+  return isHash(v) ? liveFields(c, s, v) : v;
 }
 
 /**

@@ -41,7 +41,7 @@ import {
   trackBirths,
   valList,
 } from "./cache.js";
-import { Hash } from "./hash.js";
+import { isHash } from "./hash.js";
 import { fieldSlot, hashSlot } from "./hashes.js";
 import { checkString, describe, parseFetch, wrongType } from "./validate.js";
 
@@ -101,7 +101,7 @@ function fetchIn(c, key, field, loader, opts) {
   let h = NIL;
   if (field === undefined) {
     s = liveSlot(c, key);
-    if (s !== NIL && valList(c)[s] instanceof Hash) throw wrongType("hash", "plain value");
+    if (s !== NIL && isHash(valList(c)[s])) throw wrongType("hash", "plain value");
   } else {
     h = hashSlot(c, key);
     s = fieldSlot(c, h, field);
@@ -188,10 +188,10 @@ function stale(c, key, field) {
   if (s === undefined) return null;
   let f = s;
   if (field === undefined) {
-    if (valList(c)[s] instanceof Hash || live(c, s)) return null;
+    if (isHash(valList(c)[s]) || live(c, s)) return null;
   } else {
     const box = valList(c)[s];
-    if (!(box instanceof Hash)) return null;
+    if (!isHash(box)) return null;
     f = box.fields.get(field);
     if (f === undefined || (live(c, f) && live(c, s))) return null;
   }

@@ -233,6 +233,8 @@ export const TIMES_ABS = 0;
 export const TIMES_LAST = 1;
 /** Highest value of a slot's `freq` (S3-FIFO's read counter), and the mask of its bits in the slot's byte (the lowest bits). */
 export const FREQ_MAX = 3;
+/** The slot's kind (a `SLOT_*`) is its byte `>> SLOT_KIND_SHIFT`: the host tells a hash from a plain value by it, never by asking the value. */
+export const SLOT_KIND_SHIFT = 4;
 
 // ---- Write flags: the flags argument of write and hwrite
 /** The `ttl` argument is set. */

@@ -53,7 +53,7 @@ import {
   toEngine,
   valList,
 } from "./cache.js";
-import { Hash } from "./hash.js";
+import { isHash } from "./hash.js";
 import { liveKey } from "./hashes.js";
 import { F64, copyIn, syncViews } from "./memory.js";
 
@@ -332,8 +332,8 @@ export const snapshotMethods = {
     for (const [key, s] of keyMap(this)) {
       if (s < 0 || !liveKey(this, s)) continue;
       const v = valList(this)[s];
-      row(this, rows, key, v instanceof Hash ? null : v, s, sized && !(v instanceof Hash));
-      if (!(v instanceof Hash)) {
+      row(this, rows, key, isHash(v) ? null : v, s, sized && !isHash(v));
+      if (!isHash(v)) {
         shape.push(-1);
         continue;
       }

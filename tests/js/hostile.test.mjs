@@ -309,3 +309,45 @@ test("a near-empty cache is small, and a large maxEntries preallocates nothing",
   assert.ok(c.stats().wasmBytes - before < 6 << 20, `grew ${c.stats().wasmBytes - before}`);
   for (const d of many) d.free();
 });
+
+test("a Proxy value is just a value: revoked, or with traps that touch the cache, nothing asks it anything", () => {
+  // Telling a hash's field list from a stored value with `instanceof` asked
+  // the value's getPrototypeOf trap: a revoked Proxy made get, peek, has,
+  // set, iteration and snapshot throw, and a trap ran user code in the
+  // middle of a call, after its slot was looked up. (Not snapshot(), which
+  // reads its values as JSON.stringify would, nor fetch, whose promise
+  // reads a resolved object's `then`.)
+  const { proxy: revoked, revoke } = Proxy.revocable({}, {});
+  revoke();
+  let trapped = 0;
+  const handler = {};
+  for (const t of ["getPrototypeOf", "get", "has", "ownKeys", "getOwnPropertyDescriptor"]) {
+    handler[t] = () => {
+      trapped++;
+      throw new Error(`trap ${t} ran`);
+    };
+  }
+  const armed = new Proxy({}, handler);
+  const c = new TtlCache({ now: 0, ttl: 1000, idle: 500, maxEntries: 4 });
+  for (const [k, v] of [["r", revoked], ["a", armed]]) {
+    c.set(k, v);
+    assert.equal(c.get(k), v);
+    assert.equal(c.peek(k), v);
+    assert.equal(c.has(k), true);
+    c.set(k, v, { ttl: 900 }); // an overwrite on the JS side
+    c.set(k, v, { expireAt: 950 }); // and through the engine
+    assert.equal(c.get(k), v);
+    assert.throws(() => c.hset(k, "f", 1), /WRONGTYPE/);
+  }
+  const es = [...c.entries()];
+  assert.ok(es.length === 2 && es[0][0] === "r" && es[0][1] === revoked && es[1][0] === "a" && es[1][1] === armed);
+  const vs = [...c.values()];
+  assert.ok(vs.length === 2 && vs[0] === revoked && vs[1] === armed);
+  c.hset("h", "f", 1);
+  assert.equal(c.hget("h", "f"), 1);
+  assert.throws(() => c.get("h"), /WRONGTYPE/);
+  assert.equal(c.delete("r"), true);
+  c.tick(960);
+  assert.equal(c.has("a"), false);
+  assert.equal(trapped, 0);
+});
