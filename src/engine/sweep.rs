@@ -60,11 +60,16 @@ impl Engine {
             };
             self.warm(self.wheel.next_hint());
             match popped {
-                Pop::Cascade(s) => {
+                // A slot already expired leaves its coarse bucket as a due
+                // one: moved down to the cursor's bucket first, it cost a
+                // pop and a reschedule more, and a tick after a long pause
+                // (a host that ticks rarely) spent its whole work cap on
+                // such moves and returned 0 with thousands expired.
+                Pop::Cascade(s) if self.deadline_of(s) > self.now() => {
                     self.counters.cascaded += 1;
                     self.schedule(s);
                 }
-                Pop::Due(s) => {
+                Pop::Cascade(s) | Pop::Due(s) => {
                     let d = self.deadline_of(s);
                     if d > self.now() {
                         self.counters.rescheduled += 1;

@@ -112,6 +112,22 @@ test("default sweepBudget is 1000", () => {
   assert.equal(c.tick(7), 500);
 });
 
+test("after a long pause each tick removes a full budget, so `while (tick() > 0)` drains", () => {
+  // Deadlines a minute and a day out sit in the wheel's coarse buckets; a
+  // tick used to spend its work on moving them down first (0, 564, 936 for
+  // 1500 entries of 60 s).
+  for (const ttl of [60_000, DAY]) {
+    const c = new TtlCache({ now: 0, ttl });
+    for (let i = 0; i < 2500; i++) c.set(`k${i}`, i);
+    const ticks = [];
+    let n;
+    do ticks.push((n = c.tick(3 * ttl)));
+    while (n > 0);
+    assert.deepEqual(ticks, [1000, 1000, 500, 0], `ttl ${ttl}`);
+    assert.equal(c.size, 0);
+  }
+});
+
 test("expire / expireAt with NX, XX, GT, LT as in Redis", () => {
   const c = new TtlCache({ now: 0 });
   c.set("k", 1);
