@@ -661,3 +661,24 @@ fn calls_that_stop_for_a_full_log_and_are_made_again_do_what_one_call_does() {
     // Every kind of call stopped early, many times.
     assert!(stopped.iter().all(|&n| n >= 5), "calls stopped early, by op: {stopped:?}");
 }
+
+/// A read moves an idle deadline later without moving the slot in the
+/// wheel: `next_expiry` must not report that deadline while an earlier one
+/// waits in a later bucket (it reported 70 here, past `y`'s 60).
+#[test]
+fn next_expiry_is_never_late_after_a_read_moves_a_deadline() {
+    let mut e = engine(Options { idle: Some(50.0), ..Default::default() });
+    let x = plain(&mut e, NEVER, 50.0);
+    let y = plain(&mut e, 60.0, NEVER);
+    e.advance(20.0).unwrap();
+    e.tick(20.0).unwrap();
+    e.read(x);
+    let t = e.next_expiry();
+    assert!(t <= 60.0, "next_expiry {t}");
+    // A tick there still makes progress: the bucket `x` waited in fires.
+    e.tick(t).unwrap();
+    assert!(e.is_live(x) && e.is_live(y));
+    assert!(e.next_expiry() > t && e.next_expiry() <= 60.0);
+    e.tick(60.0).unwrap();
+    assert!(!e.is_live(y) && e.is_live(x));
+}
