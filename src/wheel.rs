@@ -245,11 +245,17 @@ impl Wheel {
         self.links.set_next(s, next);
     }
 
+    /// Nothing is due by tick `limit`, known without a scan: [`pop`](Self::pop)
+    /// at `limit` would hand out nothing.
+    pub fn done_by(&self, limit: u64) -> bool {
+        self.cur > limit || (self.quiet && self.cur == limit)
+    }
+
     /// Hands out the next slot whose bucket is due at or before tick `limit`,
     /// or `None` when nothing is due (the cursor then rests on `limit`).
     pub fn pop(&mut self, limit: u64) -> Option<Pop> {
         loop {
-            if self.cur > limit || (self.quiet && self.cur == limit) {
+            if self.done_by(limit) {
                 return None;
             }
             // A coarse bucket whose span the cursor has entered is split first,

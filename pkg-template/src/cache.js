@@ -22,7 +22,7 @@ import {
   LOG_KIND_SHIFT as LOG_KIND_SHIFT_, LOG_PARENT as LOG_PARENT_, LOG_REASON_MASK as LOG_REASON_MASK_,
   LOG_STRIDE as LOG_STRIDE_, NIL as NIL_, QUEUE_CAP as QUEUE_CAP_, QUEUE_TO_MAIN as QUEUE_TO_MAIN_, REASON_CLEARED,
   REASON_DELETED, REASON_EVICTED, REASON_FOUND_EXPIRED, REASON_NAMES, SLOT_FIELD as SLOT_FIELD_,
-  SLOT_HASH as SLOT_HASH_, SLOT_KIND_SHIFT as SLOT_KIND_SHIFT_, SLOT_PLAIN as SLOT_PLAIN_, ST_CAP, ST_ENTRIES as ST_ENTRIES_, ST_FREQ, ST_LOG, ST_LOG_LEN,
+  SLOT_HASH as SLOT_HASH_, SLOT_KIND_SHIFT as SLOT_KIND_SHIFT_, SLOT_PLAIN as SLOT_PLAIN_, ST_CAP, SWAP_GHOST as SWAP_GHOST_, ST_ENTRIES as ST_ENTRIES_, ST_FREQ, ST_LOG, ST_LOG_LEN,
   ST_MORE, ST_NOW, ST_QUEUE, ST_QUEUED as ST_QUEUED_, ST_RESERVED, ST_RESERVED_LEN, ST_TIMES, ST_IDLES,
   TIMES_LAST as TIMES_LAST_, TIMES_STRIDE as TIMES_STRIDE_, WRITE_AT as WRITE_AT_, WRITE_IDLE,
   WRITE_KEEP_TTL as WRITE_KEEP_TTL_, WRITE_TO_MAIN as WRITE_TO_MAIN_, WRITE_TTL
@@ -68,6 +68,7 @@ const FREQ_MAX = FREQ_MAX_,
   SLOT_PLAIN = SLOT_PLAIN_,
   ST_ENTRIES = ST_ENTRIES_,
   ST_QUEUED = ST_QUEUED_,
+  SWAP_GHOST = SWAP_GHOST_,
   TIMES_LAST = TIMES_LAST_,
   TIMES_STRIDE = TIMES_STRIDE_,
   WRITE_AT = WRITE_AT_,
@@ -537,8 +538,10 @@ export class TtlCache {
     if (opts === undefined && this.#sizeOf === undefined && value !== undefined && this.#runningLoads === 0) {
       if (
         s === undefined
-          ? this.#add(key, value, this.#ttl, this.#idle)
-          : s >= 0 && this.#dispose === undefined && this.#overwrite(s, value, this.#ttl, this.#idle)
+          ? this.#add(key, value, this.#ttl, this.#idle) || this.#swapIn(key, value, s)
+          : s >= 0
+            ? this.#dispose === undefined && this.#overwrite(s, value, this.#ttl, this.#idle)
+            : this.#swapIn(key, value, s)
       ) {
         return this;
       }
@@ -623,6 +626,32 @@ export class TtlCache {
     this.#queuedInserts = np + 1;
     this.#keyList[r] = key;
     this.#valList[r] = value;
+    return true;
+  }
+
+  /**
+   * Writes new `key` (`g`: its ghost, if it returns) at capacity with the
+   * default clocks, in its victim's slot (the engine's `swapIn`): what
+   * #setSlow's write does, without its second lookup, its options or the
+   * log. False, with nothing done: the engine's `write` has to (room to
+   * spare, something due, hashes...), or the index could refuse the key
+   * once the victim is gone (V8 caps a Map at 2^24 keys: the live keys and
+   * the ghosts, each up to maxEntries, fit under it below 2^23).
+   */
+  #swapIn(key, value, g) {
+    if (typeof key !== "string" || !this.#full() || this.#ghostCap > 0x7fffff) return false;
+    const r = this.#toEngine().swapIn(g === undefined ? 0 : 1);
+    if (r === NIL) return false;
+    const v = r & ~SWAP_GHOST;
+    const old = this.#keyList[v];
+    const calls = this.#dispose === undefined ? null : [this.#valList[v], old, REASON_NAMES[REASON_EVICTED], undefined];
+    // As #drain replays the victim's record, then #place and #index.
+    this.#keyList[v] = undefined;
+    if (r !== v) this.#remember(old);
+    else this.#keyMap.delete(old);
+    this.#place(v, key, value, null);
+    this.#index(key, v, g !== undefined);
+    this.#flush(calls);
     return true;
   }
 
