@@ -531,11 +531,12 @@ export class TtlCache {
 
   /** Writes `value` at `key`. @returns {this} */
   set(key, value, opts) {
-    // The two writes a cache mostly sees run inline, with no call into wasm:
-    // V8 inlines a method into its caller's loop only while its bytecode
-    // stays under 460 bytes, and the whole write path is well over. The one
-    // lookup serves every path; a key of the wrong type finds nothing and is
-    // rejected by #setSlow. The clock is read first (see #time).
+    // The two writes a cache mostly sees run inline, with no call into wasm,
+    // and a new key at capacity with one (#swapIn): V8 inlines a method into
+    // its caller's loop only while its bytecode stays under 460 bytes, and
+    // the whole write path is well over. The one lookup serves every path; a
+    // key of the wrong type finds nothing and is rejected by #setSlow. The
+    // clock is read first (see #time).
     if (this.#seenEpoch !== epoch) this.#time();
     const s = this.#keyMap.get(key);
     if (opts === undefined && this.#sizeOf === undefined && value !== undefined && this.#runningLoads === 0) {
