@@ -37,6 +37,12 @@ const { values: args } = parseArgs({
   },
 });
 const r = (p) => join(root, p);
+// (For encodeWasm, below.)
+// The printable ASCII chars a string literal carries as themselves: all but
+// `"` and `\` (escaped) and `<` (`</script>`).
+const SAFE = 92;
+// Bytes written as one char; the two left over start a two-char sequence.
+const DIRECT = SAFE - 2;
 const out = r(args.out);
 const dist = join(out, "dist");
 const template = r("pkg-template");
@@ -201,7 +207,7 @@ function minifyNames(wasmPath, src, features) {
 // decodes the same bytes, so the choice only moves the download.
 function bestRotation(bytes) {
   let best = { k: 0, n: Infinity };
-  for (let k = 0; k < 190; k++) {
+  for (let k = 0; k < 2 * SAFE; k++) {
     writeFileSync(join(dist, "wasm.js"), encodeWasm(bytes, k));
     const res = buildSync({
       entryPoints: [join(dist, "lapse.js")],
@@ -218,38 +224,44 @@ function bestRotation(bytes) {
   return best.k;
 }
 
-// The .wasm as a JS string, one char per byte, with the bytes remapped by
-// frequency: the 95 most common wasm bytes become the printable ASCII chars
-// (0x7e down to 0x20, most common first), the other bytes take the remaining char
-// codes in ascending order. Every byte always maps to the same text, so gzip
-// still finds the .wasm's repeats (base64 shifts them by 0/2/4 bits and loses
-// most). Measured on a 69,759-byte wasm, esbuild --minify then gzip -9, the
-// string alone: base64 40,787 B, a +48 rotation 33,087 B, the best affine map
-// (255b + 122) 32,561 B, a full frequency remap 31,751 B (+439 B for its
-// 256-entry table), the raw .wasm 30,795 B. This remap needs only the 95-byte
-// list H (about 250 B less than the full table in a whole bundle, net). In a
-// whole app bundle base64 costs 10.6 KB over the raw .wasm, this about 1.8 KB
-// (1.2 KB on a 44 KB wasm). The source stays pure ASCII, so no tool or page
-// charset can alter it. Decoding is one table lookup per byte. Measured in
-// the app bundle (31,319 B): printable chars taken from 0x7e down rather than
-// from 0x20 up, 96 B less; also giving the next 29 bytes the control chars
-// esbuild writes raw (not as \xNN), 33 B more (1 to 126 upwards: 822 B more).
-// Which printable char the most common byte gets (the rotation k) moved the
-// app bundle by up to 500 B (gzip shares its Huffman codes between the code
-// and the string), and so did the direction: bestRotation measures both
-// directions and every k on the bundle itself.
+// The .wasm as a JS string, the bytes remapped by frequency: the 90 most
+// common take one printable ASCII char each, the other 166 two (one of the two
+// printable chars left, then any). Every byte always maps to the same text, so
+// gzip still finds the .wasm's repeats (base64 shifts them by 0/2/4 bits and
+// loses most). Measured on a 69,759-byte wasm, esbuild --minify then gzip -9,
+// the string alone: base64 40,787 B, a +48 rotation 33,087 B, the best affine
+// map (255b + 122) 32,561 B, a full frequency remap 31,751 B (+439 B for its
+// 256-entry table), the raw .wasm 30,795 B. Only the list H of the common bytes
+// ships (the rest are in ascending order), about 250 B less than the full
+// table in a whole bundle, net. Until issue 16 the other bytes took the char
+// codes outside printable ASCII, which a minifier writes as `\xNN` (four
+// chars): on this 39,806-byte wasm, the string alone 18,429 B (the raw .wasm
+// 18,012); two printable chars instead, 17,924 (-379 B in the app bundle:
+// 18,821 -> 18,442 embedded). The source stays pure ASCII, so no tool or page
+// charset can alter it. Decoding is a table lookup or two per byte. Measured
+// in the app bundle (31,319 B), the one-char scheme: printable chars taken
+// from 0x7e down rather than from 0x20 up, 96 B less; also giving the next
+// 29 bytes the control chars esbuild writes raw (not as \xNN), 33 B more
+// (1 to 126 upwards: 822 B more). Which printable char the most common byte
+// gets (the rotation k) moved the app bundle by up to 500 B (gzip shares its
+// Huffman codes between the code and the string), and so did the direction:
+// bestRotation measures both directions and every k on the bundle itself.
 function encodeWasm(bytes, k) {
-  // k < 95: from 0x7e down; k >= 95: from 0x20 up.
-  const at = (i) => (k < 95 ? 126 - ((i + k) % 95) : 32 + ((i + k) % 95));
-  const atJs = k < 95 ? `126 - ((i + ${k}) % 95)` : `32 + ((i + ${k % 95}) % 95)`;
+  // k < SAFE: the chars from 0x7e down; k >= SAFE: from 0x20 up; rotated by k.
+  const down = k < SAFE;
+  const safe = [];
+  for (let c = 0x7e; c >= 0x20; c--) if (c !== 0x22 && c !== 0x5c && c !== 0x3c) safe.push(c);
+  if (!down) safe.reverse();
+  const r = k % SAFE;
+  const digit = (d) => String.fromCharCode(safe[(d + r) % SAFE]);
   const freq = new Array(256).fill(0);
   for (const b of bytes) freq[b]++;
-  const byFreq = [...Array(256).keys()].sort((a, b) => freq[b] - freq[a] || a - b);
-  const top = byFreq.slice(0, 95);
-  const code = new Array(256); // wasm byte -> char code
-  top.forEach((b, i) => (code[b] = at(i)));
-  const restChars = [...Array(256).keys()].filter((c) => c < 0x20 || c > 0x7e);
-  [...Array(256).keys()].filter((b) => code[b] === undefined).forEach((b, i) => (code[b] = restChars[i]));
+  const top = [...Array(256).keys()].sort((a, b) => freq[b] - freq[a] || a - b).slice(0, DIRECT);
+  const rank = (b) => (top.includes(b) ? top.indexOf(b) : DIRECT + [...Array(b).keys()].filter((x) => !top.includes(x)).length);
+  const code = [...Array(256).keys()].map((b) => {
+    const q = rank(b);
+    return q < DIRECT ? digit(q) : digit(DIRECT + Math.floor((q - DIRECT) / SAFE)) + digit((q - DIRECT) % SAFE);
+  });
   const lit = (codes) => {
     let s = "";
     for (const c of codes) {
@@ -257,26 +269,29 @@ function encodeWasm(bytes, k) {
     }
     return `"${s}"`;
   };
-  const text = Array.from(bytes, (b) => code[b]);
-  return `// Generated by scripts/assemble.mjs: lapse_bg.wasm (${bytes.length} bytes) as a string,
-// one char per byte. Char ${atJs} stands for byte H[i]; the
-// other chars, in ascending order, for the bytes not in H, in ascending order.
-const W = ${lit(text)};
+  const text = Array.from(bytes, (b) => code[b]).join("");
+  const loop = down ? "for (let c = 126, i = 0; c > 31; c--)" : "for (let c = 32, i = 0; c < 127; c++)";
+  return `// Generated by scripts/assemble.mjs: lapse_bg.wasm (${bytes.length} bytes) as a string.
+// Ranks: H's bytes (the ${DIRECT} most common) first, then the others ascending.
+// Each printable char but " \\ < is a digit (rotated by ${r}); a rank under
+// ${DIRECT} is one digit, a higher one two (${DIRECT} or ${DIRECT + 1}, then the rest).
+const W = "${text}";
 const H = ${lit(top)};
 
 /** The wasm module's bytes. */
 export function wasmBytes() {
-  const t = new Uint8Array(256); // char code -> byte
+  const v = new Uint8Array(127); // char code -> digit
+  ${loop} if (c !== 34 && c !== 92 && c !== 60) v[c] = (i++ + ${SAFE - r}) % ${SAFE};
+  const b = new Uint8Array(256); // rank -> byte
   const inH = new Uint8Array(256);
-  for (let i = 0; i < 95; i++) inH[(t[${atJs}] = H.charCodeAt(i))] = 1;
-  for (let c = 0, b = 0; c < 256; c++) {
-    if (c >= 0x20 && c <= 0x7e) continue;
-    while (inH[b]) b++;
-    t[c] = b++;
+  for (let i = 0; i < ${DIRECT}; i++) inH[(b[i] = H.charCodeAt(i))] = 1;
+  for (let x = 0, i = ${DIRECT}; x < 256; x++) if (!inH[x]) b[i++] = x;
+  const out = new Uint8Array(${bytes.length});
+  for (let i = 0, j = 0; j < ${bytes.length}; j++) {
+    let d = v[W.charCodeAt(i++)];
+    if (d >= ${DIRECT}) d = d * ${SAFE} - ${DIRECT * SAFE - DIRECT} + v[W.charCodeAt(i++)];
+    out[j] = b[d];
   }
-  const n = W.length;
-  const out = new Uint8Array(n);
-  for (let i = 0; i < n; i++) out[i] = t[W.charCodeAt(i)];
   return out;
 }
 `;

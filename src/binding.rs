@@ -398,6 +398,18 @@ impl RawEngine {
         self.settle(r)
     }
 
+    /// A new key's default write at capacity in its victim's slot (see
+    /// `Engine::swap_in`; `to_main`: a returning ghost). The write-time
+    /// reclaim `write` would pay finds nothing due, which clears what
+    /// queued inserts owed; `NIL`: nothing done, `write` instead.
+    pub fn swap_in(&mut self, to_main: u32) -> u32 {
+        let r = self.call(|e| e.swap_in(to_main != 0));
+        if r != NIL {
+            self.owed = 0;
+        }
+        r
+    }
+
     /// Writes field slot `f` (`NIL` if new) of hash `h` (`NIL` if the key is
     /// missing; JS has checked it is not a live plain entry). Returns the
     /// field's slot or `NIL` when its deadline is already past.

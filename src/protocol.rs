@@ -112,6 +112,19 @@
 //!    insert queued owes the write-time reclaim a `write` would have paid; the
 //!    next `write`, `hwrite` or `reclaim` pays it.
 //!
+//! ## A write at capacity, in its victim's slot
+//!
+//! `swapIn(toMain)` is `write(NIL, flags)` of a new plain key with the
+//! cache's own clocks and no weight (`toMain` 1 for a returning ghost, as
+//! `WRITE_TO_MAIN`) when the cache is full: the engine evicts the key `write`
+//! would and hands its slot to the new one. It logs nothing and returns that
+//! slot, with `SWAP_GHOST` or-ed in when the victim left the small queue
+//! unread. The host MUST do what replaying the victim's `REASON_EVICTED`
+//! record would (its key leaves the index or becomes a ghost; `dispose`),
+//! then place the new key as after `write`. `NIL`: nothing changed (room to
+//! spare, anything due, hashes, weights, grace, clocks `write` refuses), and
+//! the host writes through `write`.
+//!
 //! ## Who may write which wasm memory, and when
 //!
 //! Between calls the host MAY write, and only these:
@@ -256,6 +269,9 @@ group! { queue, "Insert queue",
     /// Or-ed into a queued slot number: a returning ghost, straight to the
     /// main queue.
     pub const QUEUE_TO_MAIN: u32 = 1 << 31;
+    /// Or-ed into the slot `swapIn` returns: its victim left the small queue
+    /// unread, and the host remembers its key as a ghost.
+    pub const SWAP_GHOST: u32 = 1 << 31;
     /// Ghosts (recently evicted unread keys) a cache without `maxEntries`
     /// keeps at least; with it, up to `maxEntries`; without, as many as the
     /// keys it holds. Both hosts keep ghosts themselves (the engine never

@@ -192,10 +192,11 @@ impl Wheel {
     }
 
     /// For [`Engine::next_expiry`](crate::engine::Engine): the start tick of
-    /// the earliest occupied bucket at levels 1 and up, and the first slot of
-    /// the earliest occupied level-0 bucket (the cursor's own included, where
-    /// ticks already behind the cursor land), whose slots the caller reads
-    /// exactly with [`Wheel::next_linked`]. O(levels).
+    /// the earliest occupied bucket at levels 1 and up, or the tick after the
+    /// earliest occupied level-0 bucket if that is sooner, and the first slot
+    /// of that level-0 bucket (the cursor's own included, where ticks already
+    /// behind the cursor land), whose slots the caller reads exactly with
+    /// [`Wheel::next_linked`]. O(levels).
     pub fn earliest(&self) -> (Option<u64>, Option<u32>) {
         let mut coarse: Option<u64> = None;
         let mut fine = None;
@@ -206,12 +207,18 @@ impl Wheel {
             let mask = self.occupied[level] & (!0u64 << g);
             if mask != 0 {
                 let b = mask.trailing_zeros() as usize;
-                if level == 0 {
+                let start = above(self.cur, level) | ((b as u64) << (BITS as usize * level));
+                // A fine bucket's slots give their own deadlines, but a slot
+                // whose deadline moved later (a read, an overwrite, a write
+                // into a victim's slot) stays in it until it fires: the
+                // next tick bounds the deadlines of the fine buckets after it.
+                let bound = if level == 0 {
                     fine = Some(self.buckets[b].head);
+                    start + 1
                 } else {
-                    let start = above(self.cur, level) | ((b as u64) << (BITS as usize * level));
-                    coarse = Some(coarse.map_or(start, |x| x.min(start)));
-                }
+                    start
+                };
+                coarse = Some(coarse.map_or(bound, |x| x.min(bound)));
             }
         }
         (coarse, fine)
@@ -238,11 +245,17 @@ impl Wheel {
         self.links.set_next(s, next);
     }
 
+    /// Nothing is due by tick `limit`, known without a scan: [`pop`](Self::pop)
+    /// at `limit` would hand out nothing.
+    pub fn done_by(&self, limit: u64) -> bool {
+        self.cur > limit || (self.quiet && self.cur == limit)
+    }
+
     /// Hands out the next slot whose bucket is due at or before tick `limit`,
     /// or `None` when nothing is due (the cursor then rests on `limit`).
     pub fn pop(&mut self, limit: u64) -> Option<Pop> {
         loop {
-            if self.cur > limit || (self.quiet && self.cur == limit) {
+            if self.done_by(limit) {
                 return None;
             }
             // A coarse bucket whose span the cursor has entered is split first,

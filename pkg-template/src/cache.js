@@ -22,7 +22,7 @@ import {
   LOG_KIND_SHIFT as LOG_KIND_SHIFT_, LOG_PARENT as LOG_PARENT_, LOG_REASON_MASK as LOG_REASON_MASK_,
   LOG_STRIDE as LOG_STRIDE_, NIL as NIL_, QUEUE_CAP as QUEUE_CAP_, QUEUE_TO_MAIN as QUEUE_TO_MAIN_, REASON_CLEARED,
   REASON_DELETED, REASON_EVICTED, REASON_FOUND_EXPIRED, REASON_NAMES, SLOT_FIELD as SLOT_FIELD_,
-  SLOT_HASH as SLOT_HASH_, SLOT_KIND_SHIFT as SLOT_KIND_SHIFT_, SLOT_PLAIN as SLOT_PLAIN_, ST_CAP, ST_ENTRIES as ST_ENTRIES_, ST_FREQ, ST_LOG, ST_LOG_LEN,
+  SLOT_HASH as SLOT_HASH_, SLOT_KIND_SHIFT as SLOT_KIND_SHIFT_, SLOT_PLAIN as SLOT_PLAIN_, ST_CAP, SWAP_GHOST as SWAP_GHOST_, ST_ENTRIES as ST_ENTRIES_, ST_FREQ, ST_LOG, ST_LOG_LEN,
   ST_MORE, ST_NOW, ST_QUEUE, ST_QUEUED as ST_QUEUED_, ST_RESERVED, ST_RESERVED_LEN, ST_TIMES, ST_IDLES,
   TIMES_LAST as TIMES_LAST_, TIMES_STRIDE as TIMES_STRIDE_, WRITE_AT as WRITE_AT_, WRITE_IDLE,
   WRITE_KEEP_TTL as WRITE_KEEP_TTL_, WRITE_TO_MAIN as WRITE_TO_MAIN_, WRITE_TTL
@@ -68,6 +68,7 @@ const FREQ_MAX = FREQ_MAX_,
   SLOT_PLAIN = SLOT_PLAIN_,
   ST_ENTRIES = ST_ENTRIES_,
   ST_QUEUED = ST_QUEUED_,
+  SWAP_GHOST = SWAP_GHOST_,
   TIMES_LAST = TIMES_LAST_,
   TIMES_STRIDE = TIMES_STRIDE_,
   WRITE_AT = WRITE_AT_,
@@ -123,9 +124,9 @@ export class TtlCache {
   #sizeOf;
   #ghosts = 0; // ghost entries in #keyMap
   #ghostCap = 0; // 0: as many ghosts as live keys (no maxEntries)
-  #ghostFifo = []; // [key, seq, key, seq, ...] oldest first, from #ghostHead
+  #ghostFifo = []; // ghost keys, oldest first from #ghostHead; undefined: one that returned
   #ghostHead = 0;
-  #ghostSeq = 0;
+  #ghostBase = 1; // the index holds -(#ghostBase + i) for the ghost at #ghostFifo[i]
   #opts;
   #ttl; // default clocks, for writes done on this side
   #idle;
@@ -406,42 +407,45 @@ export class TtlCache {
 
   /**
    * Turns an evicted key's index entry into a ghost, dropping the oldest
-   * ghosts past capacity. The FIFO order lives in an array of (key, seq)
-   * pairs, because taking the oldest from a Map with `keys().next()` walks
-   * every deleted entry at its front: O(deleted) per eviction in V8. A pair
-   * whose -seq no longer matches the index became live, or a newer ghost.
+   * ghosts past capacity. The FIFO order lives in an array of keys, because
+   * taking the oldest from a Map with `keys().next()` walks every deleted
+   * entry at its front: O(deleted) per eviction in V8. A ghost's index value
+   * is minus its place in that array (plus #ghostBase), so a key that
+   * returns blanks its place (#dropGhost) and every key left in the array
+   * is a ghost: dropping the oldest is one Map.delete, with no lookup first
+   * (which was as costly, on a cold entry: a miss at capacity ~9% faster).
    */
   #remember(key) {
     const g = this.#keyMap;
-    const seq = ++this.#ghostSeq;
-    g.set(key, -seq);
-    this.#ghosts++;
     const q = this.#ghostFifo;
-    q.push(key, seq);
+    g.set(key, -(this.#ghostBase + q.length));
+    q.push(key);
+    this.#ghosts++;
     const cap = this.#ghostCap || Math.max(GHOST_MIN, g.size - this.#ghosts);
     let h = this.#ghostHead;
     while (this.#ghosts > cap) {
-      const k = q[h];
-      if (g.get(k) === -q[h + 1]) {
+      const k = q[h++];
+      if (k !== undefined) {
         g.delete(k);
         this.#ghosts--;
       }
-      h += 2;
     }
     if (h > 8192 && h * 2 > q.length) {
       q.splice(0, h);
+      this.#ghostBase += h;
       h = 0;
     }
-    // A key that returns leaves its (key, seq) pair behind; a cache whose
-    // evicted keys keep returning never exceeds the cap, so the trim above
-    // never runs. Once stale pairs outnumber live ghosts, keep only the live
-    // ones: each pass costs at most what the pushes since the last one did.
+    // Keys that return leave blanks; a cache whose evicted keys keep
+    // returning never exceeds the cap, so the trim above never runs. Once
+    // blanks outnumber ghosts, keep only the ghosts, renumbered: each pass
+    // costs at most what the pushes since the last one did.
     if (q.length - h > 4 * this.#ghosts + 128) {
       let w = 0;
-      for (let r = h; r < q.length; r += 2) {
-        if (g.get(q[r]) === -q[r + 1]) {
-          q[w++] = q[r];
-          q[w++] = q[r + 1];
+      for (let r = h; r < q.length; r++) {
+        const k = q[r];
+        if (k !== undefined) {
+          g.set(k, -(this.#ghostBase + w));
+          q[w++] = k;
         }
       }
       q.length = w;
@@ -449,7 +453,6 @@ export class TtlCache {
     }
     this.#ghostHead = h;
   }
-
 
   #live(s) {
     syncViews();
@@ -499,6 +502,7 @@ export class TtlCache {
     if (g !== undefined && g < 0) {
       this.#keyMap.delete(key);
       this.#ghosts--;
+      this.#ghostFifo[-g - this.#ghostBase] = undefined;
     }
   }
 
@@ -527,18 +531,21 @@ export class TtlCache {
 
   /** Writes `value` at `key`. @returns {this} */
   set(key, value, opts) {
-    // The two writes a cache mostly sees run inline, with no call into wasm:
-    // V8 inlines a method into its caller's loop only while its bytecode
-    // stays under 460 bytes, and the whole write path is well over. The one
-    // lookup serves every path; a key of the wrong type finds nothing and is
-    // rejected by #setSlow. The clock is read first (see #time).
+    // The two writes a cache mostly sees run inline, with no call into wasm,
+    // and a new key at capacity with one (#swapIn): V8 inlines a method into
+    // its caller's loop only while its bytecode stays under 460 bytes, and
+    // the whole write path is well over. The one lookup serves every path; a
+    // key of the wrong type finds nothing and is rejected by #setSlow. The
+    // clock is read first (see #time).
     if (this.#seenEpoch !== epoch) this.#time();
     const s = this.#keyMap.get(key);
     if (opts === undefined && this.#sizeOf === undefined && value !== undefined && this.#runningLoads === 0) {
       if (
         s === undefined
-          ? this.#add(key, value, this.#ttl, this.#idle)
-          : s >= 0 && this.#dispose === undefined && this.#overwrite(s, value, this.#ttl, this.#idle)
+          ? this.#add(key, value, this.#ttl, this.#idle) || this.#swapIn(key, value, s)
+          : s >= 0
+            ? this.#dispose === undefined && this.#overwrite(s, value, this.#ttl, this.#idle)
+            : this.#swapIn(key, value, s)
       ) {
         return this;
       }
@@ -623,6 +630,32 @@ export class TtlCache {
     this.#queuedInserts = np + 1;
     this.#keyList[r] = key;
     this.#valList[r] = value;
+    return true;
+  }
+
+  /**
+   * Writes new `key` (`g`: its ghost, if it returns) at capacity with the
+   * default clocks, in its victim's slot (the engine's `swapIn`): what
+   * #setSlow's write does, without its second lookup, its options or the
+   * log. False, with nothing done: the engine's `write` has to (room to
+   * spare, something due, hashes...), or the index could refuse the key
+   * once the victim is gone (V8 caps a Map at 2^24 keys: the live keys and
+   * the ghosts, each up to maxEntries, fit under it below 2^23).
+   */
+  #swapIn(key, value, g) {
+    if (typeof key !== "string" || !this.#full() || this.#ghostCap > 0x7fffff) return false;
+    const r = this.#toEngine().swapIn(g === undefined ? 0 : 1);
+    if (r === NIL) return false;
+    const v = r & ~SWAP_GHOST;
+    const old = this.#keyList[v];
+    const calls = this.#dispose === undefined ? null : [this.#valList[v], old, REASON_NAMES[REASON_EVICTED], undefined];
+    // As #drain replays the victim's record, then #place and #index.
+    this.#keyList[v] = undefined;
+    if (r !== v) this.#remember(old);
+    else this.#keyMap.delete(old);
+    this.#place(v, key, value, null);
+    this.#index(key, v, g !== undefined);
+    this.#flush(calls);
     return true;
   }
 

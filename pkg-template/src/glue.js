@@ -141,9 +141,14 @@ export class RawEngine {
   tick(now, purge) {
     return check(again(this, () => wasm.rawengine_tick(this.p, now, purge), true));
   }
-  // `again`'s loop written out: every miss at capacity makes this call, and
-  // through `again`'s closure (one call site shared by every method) it
-  // measured 2-5% slower per insert at capacity (issue 16).
+  /** A default write of a new key at capacity, in its victim's slot (see protocol.rs). */
+  swapIn(toMain) {
+    return wasm.rawengine_swapIn(this.p, toMain) >>> 0;
+  }
+  // `again`'s loop written out: a miss at capacity made this call (before
+  // `swapIn`; one with options still does), and through `again`'s closure
+  // (one call site shared by every method) it measured 2-5% slower per
+  // insert at capacity (issue 16).
   write(s, flags, ttl, idle, at, weight) {
     let r;
     do r = wasm.rawengine_write(this.p, s, flags, ttl, idle, at, weight);

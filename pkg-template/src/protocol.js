@@ -115,6 +115,19 @@
 //    insert queued owes the write-time reclaim a `write` would have paid; the
 //    next `write`, `hwrite` or `reclaim` pays it.
 //
+// ## A write at capacity, in its victim's slot
+//
+// `swapIn(toMain)` is `write(NIL, flags)` of a new plain key with the
+// cache's own clocks and no weight (`toMain` 1 for a returning ghost, as
+// `WRITE_TO_MAIN`) when the cache is full: the engine evicts the key `write`
+// would and hands its slot to the new one. It logs nothing and returns that
+// slot, with `SWAP_GHOST` or-ed in when the victim left the small queue
+// unread. The host MUST do what replaying the victim's `REASON_EVICTED`
+// record would (its key leaves the index or becomes a ghost; `dispose`),
+// then place the new key as after `write`. `NIL`: nothing changed (room to
+// spare, anything due, hashes, weights, grace, clocks `write` refuses), and
+// the host writes through `write`.
+//
 // ## Who may write which wasm memory, and when
 //
 // Between calls the host MAY write, and only these:
@@ -221,6 +234,8 @@ export const ST_LEN = 14;
 export const QUEUE_CAP = 256;
 /** Or-ed into a queued slot number: a returning ghost, straight to the main queue. */
 export const QUEUE_TO_MAIN = 2147483648;
+/** Or-ed into the slot `swapIn` returns: its victim left the small queue unread, and the host remembers its key as a ghost. */
+export const SWAP_GHOST = 2147483648;
 /** Ghosts (recently evicted unread keys) a cache without `maxEntries` keeps at least; with it, up to `maxEntries`; without, as many as the keys it holds. Both hosts keep ghosts themselves (the engine never sees keys) and MUST use the same bound, or their eviction orders part. */
 export const GHOST_MIN = 64;
 

@@ -140,6 +140,11 @@ pub extern "C" fn rawengine_write(p: *mut RawEngine, s: u32, flags: u32, ttl: f6
 }
 
 #[no_mangle]
+pub extern "C" fn rawengine_swapIn(p: *mut RawEngine, to_main: u32) -> u32 {
+    eng(p).swap_in(to_main)
+}
+
+#[no_mangle]
 #[allow(clippy::too_many_arguments)]
 pub extern "C" fn rawengine_hwrite(
     p: *mut RawEngine,

@@ -96,7 +96,7 @@ impl Kind {
 }
 
 // The removal log's record (see `protocol`), named here for the hosts.
-pub(crate) use crate::protocol::{LogRecord, LOG_ENTER_GRACE, LOG_FLAGS, LOG_GHOST, LOG_STRIDE};
+pub(crate) use crate::protocol::{LogRecord, LOG_ENTER_GRACE, LOG_FLAGS, LOG_GHOST, LOG_STRIDE, SWAP_GHOST};
 use crate::protocol::{SLOT_FIELD, SLOT_FREE, SLOT_HASH, SLOT_PLAIN, SLOT_RESERVED};
 
 pub(crate) struct Engine {

@@ -685,3 +685,178 @@ fn calls_that_stop_for_a_full_log_and_are_made_again_do_what_one_call_does() {
     // Every kind of call stopped early, many times.
     assert!(stopped.iter().all(|&n| n >= 5), "calls stopped early, by op: {stopped:?}");
 }
+
+/// `swap_in` (the JS host's write of a new key at capacity, in its victim's
+/// slot) against `write` with the cache's own clocks, on two engines driven
+/// alike: reads, new keys (some returning ghosts, straight to main), writes
+/// whose own ttl outlives or undercuts the default (so a victim's slot is
+/// kept in its wheel bucket or rescheduled), deletes, clock moves with and
+/// without a tick (an unswept due entry, or a cache below its bound, makes
+/// `swap_in` decline). Keys are numbered, so the engines may number slots
+/// apart (a sweep frees due slots in wheel order). Where `swap_in` writes,
+/// it evicts the key `write` evicts, with the same ghost bit, into that
+/// key's slot; where it declines it has changed nothing, and `write` does
+/// the write. Eviction order, clocks, read counts and counters stay the
+/// same, invariants hold, and `next_expiry` is never after a deadline.
+#[test]
+fn swap_in_writes_at_capacity_what_write_does() {
+    let (mut swapped, mut declined, mut rescheduled) = (0, 0, 0);
+    for seed in 1..=24u64 {
+        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let mut rand = move |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let opts = Options {
+            max_entries: Some(8 + seed % 40),
+            // (Under a millisecond: a new key's bucket is the clock's own.)
+            ttl: Some(if seed % 6 == 0 { 0.5 } else { 1000.0 }),
+            idle: (seed % 2 == 0).then_some(300.0),
+            ..Default::default()
+        };
+        let (mut a, mut b) = (engine(opts.clone()), engine(opts));
+        // Slot -> key, per engine.
+        let (mut ka, mut kb) = (Vec::<u64>::new(), Vec::<u64>::new());
+        let track = |keys: &mut Vec<u64>, s: u32, k: u64| {
+            if keys.len() <= s as usize {
+                keys.resize(s as usize + 1, 0);
+            }
+            keys[s as usize] = k;
+        };
+        let slot_of = |e: &Engine, keys: &[u64], k: u64| {
+            (0..keys.len() as u32).find(|&s| keys[s as usize] == k && matches!(e.kind(s), Kind::Plain))
+        };
+        let mut next_key = 1u64;
+        let mut now = 0.0;
+        for step in 0..600 {
+            a.log.clear();
+            b.log.clear();
+            let k = next_key;
+            let live: Vec<u32> =
+                (0..a.capacity() as u32).filter(|&s| a.kind(s) == Kind::Plain && a.is_live(s)).collect();
+            let pick = (!live.is_empty()).then(|| ka[live[rand(live.len() as u64) as usize] as usize]);
+            match rand(16) {
+                0..=8 => {
+                    next_key += 1;
+                    let to_main = rand(4) == 0;
+                    let r = a.swap_in(to_main);
+                    let sb = b.write(None, &Write::default(), 0, to_main).unwrap();
+                    b.reclaim(u64::MAX);
+                    if r == NIL {
+                        declined += 1;
+                        let sa = a.write(None, &Write::default(), 0, to_main).unwrap();
+                        a.reclaim(u64::MAX);
+                        if let Some(s) = sa {
+                            track(&mut ka, s, k);
+                        }
+                    } else {
+                        swapped += 1;
+                        let s = r & !SWAP_GHOST;
+                        assert!(a.log.is_empty(), "seed {seed}, step {step}: swap_in logged");
+                        let recs: Vec<LogRecord> = LogRecord::all(&b.log).collect();
+                        assert_eq!(recs.len(), 1, "seed {seed}, step {step}: write removed {recs:?}");
+                        assert_eq!(recs[0].reason, Reason::Evicted as u8);
+                        assert_eq!(recs[0].ghost, r & SWAP_GHOST != 0, "seed {seed}, step {step}: ghost bit");
+                        assert_eq!(ka[s as usize], kb[recs[0].slot as usize], "seed {seed}, step {step}: victim");
+                        assert_eq!(sb, Some(recs[0].slot), "seed {seed}, step {step}: write took the victim's slot");
+                        track(&mut ka, s, k);
+                    }
+                    if let Some(s) = sb {
+                        track(&mut kb, s, k);
+                    }
+                }
+                9 | 10 if pick.is_some() => {
+                    let k = pick.unwrap();
+                    for (e, keys) in [(&mut a, &ka), (&mut b, &kb)] {
+                        let s = slot_of(e, keys, k).unwrap();
+                        e.read(s);
+                    }
+                }
+                11 => {
+                    // A per-write ttl: a key that outlives the default, or one due sooner.
+                    next_key += 1;
+                    let w = Write {
+                        ttl: Some(if rand(2) == 0 { 5000.0 } else { 1.0 + rand(200) as f64 }),
+                        ..Default::default()
+                    };
+                    for (e, keys) in [(&mut a, &mut ka), (&mut b, &mut kb)] {
+                        if let Some(s) = e.write(None, &w, 0, false).unwrap() {
+                            track(keys, s, k);
+                        }
+                        e.reclaim(u64::MAX);
+                    }
+                }
+                12 if pick.is_some() && rand(4) == 0 => {
+                    let k = pick.unwrap();
+                    for (e, keys) in [(&mut a, &ka), (&mut b, &kb)] {
+                        let s = slot_of(e, keys, k).unwrap();
+                        e.remove(s, Reason::Deleted);
+                    }
+                }
+                13 => {
+                    now += rand(20) as f64;
+                    a.advance(now).unwrap();
+                    b.advance(now).unwrap();
+                }
+                _ => {
+                    now += rand(100) as f64;
+                    a.tick(now).unwrap();
+                    b.tick(now).unwrap();
+                }
+            }
+            // The same keys, in the same eviction order, with the same clocks and reads.
+            let view = |e: &Engine, keys: &[u64]| -> Vec<(u64, u64, u64, u8)> {
+                e.policy
+                    .check()
+                    .unwrap()
+                    .into_iter()
+                    .map(|s| {
+                        let t = e.times[s as usize];
+                        (keys[s as usize], t.abs.to_bits(), t.last.to_bits(), e.policy.bits[s as usize])
+                    })
+                    .collect()
+            };
+            assert_eq!(view(&a, &ka), view(&b, &kb), "seed {seed}, step {step}: queues");
+            let c = |e: &Engine| {
+                (e.entries(), e.counters.evicted, e.counters.inserted, e.counters.expired, e.counters.deleted)
+            };
+            assert_eq!(c(&a), c(&b), "seed {seed}, step {step}: counts");
+            let first = (0..a.capacity() as u32)
+                .filter(|&s| a.kind(s) == Kind::Plain)
+                .map(|s| a.deadline_of(s))
+                .fold(NEVER, f64::min);
+            assert!(a.next_expiry() <= first, "seed {seed}, step {step}: next_expiry after a deadline");
+            for e in [&a, &b] {
+                if let Err(m) = e.check_invariants() {
+                    panic!("seed {seed}, step {step}: {m}");
+                }
+            }
+            rescheduled += a.counters.rescheduled;
+        }
+    }
+    assert!(swapped > 3000 && declined > 1000, "{swapped} writes swapped in, {declined} declined");
+    assert!(rescheduled > 0, "no slot kept its bucket and was rescheduled lazily");
+}
+
+/// A read moves an idle deadline later without moving the slot in the
+/// wheel: `next_expiry` must not report that deadline while an earlier one
+/// waits in a later bucket (it reported 70 here, past `y`'s 60).
+#[test]
+fn next_expiry_is_never_late_after_a_read_moves_a_deadline() {
+    let mut e = engine(Options { idle: Some(50.0), ..Default::default() });
+    let x = plain(&mut e, NEVER, 50.0);
+    let y = plain(&mut e, 60.0, NEVER);
+    e.advance(20.0).unwrap();
+    e.tick(20.0).unwrap();
+    e.read(x);
+    let t = e.next_expiry();
+    assert!(t <= 60.0, "next_expiry {t}");
+    // A tick there still makes progress: the bucket `x` waited in fires.
+    e.tick(t).unwrap();
+    assert!(e.is_live(x) && e.is_live(y));
+    assert!(e.next_expiry() > t && e.next_expiry() <= 60.0);
+    e.tick(60.0).unwrap();
+    assert!(!e.is_live(y) && e.is_live(x));
+}

@@ -103,6 +103,54 @@ impl Engine {
         self.schedule(s);
     }
 
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    /// [`write`](Self::write) of a new plain key with the cache's own clocks
+    /// and no weight, when it must evict (live entries at `max_entries`), as
+    /// one step: the victim `make_room` would pick leaves and the key takes
+    /// its slot (the slot `alloc` would hand out again), which stays in its
+    /// wheel bucket unless its deadline moves earlier (a later one is
+    /// rescheduled lazily when the old bucket fires, as an overwrite's). No
+    /// removal is logged: the host reads the victim from the slot.
+    /// Returns the slot, with `SWAP_GHOST` or-ed in when the victim is to be
+    /// remembered as a ghost; `NIL`, having changed nothing, in every other
+    /// case, which `write` then handles: anything due in the wheel (which
+    /// `make_room` sweeps first: the victim, found with nothing due, is a
+    /// live plain entry), hashes, weights or grace (removals that log more
+    /// than the key, or leave it behind), clocks `write` refuses or that
+    /// end at once (it then writes nothing).
+    pub fn swap_in(&mut self, to_main: bool) -> u32 {
+        let now = self.now();
+        let limit = self.tick_of(now);
+        let (abs, end) = (now + self.ttl, now + self.idle);
+        let d = if abs < end { abs } else { end };
+        // (An overflow, which `resolve` refuses: a sum at `NEVER` from a finite window.)
+        if (abs == NEVER) != (self.ttl == NEVER)
+            || (end == NEVER) != (self.idle == NEVER)
+            || self.entries < self.max_entries
+            || !self.wheel.done_by(limit)
+            || d <= now
+            || self.grace_on
+            || !self.weight.is_empty()
+            || !self.family.is_empty()
+        {
+            return NIL;
+        }
+        debug_assert_eq!(self.evicting.0, NIL, "a write stopped early was not made again");
+        let Some(v) = self.policy.evict(None) else { return NIL };
+        let s = v.slot;
+        debug_assert!(self.kind(s) == Kind::Plain && self.own_live(s, now), "victim {s} is not a live plain entry");
+        let old = self.deadline_of(s);
+        self.times[s as usize] = Clocks { abs, last: now };
+        self.set_idle(s, self.idle);
+        if d < old {
+            self.reschedule(s);
+        }
+        self.policy.insert(s, to_main);
+        self.counters.evicted += 1;
+        self.counters.inserted += 1;
+        s | if v.ghost { SWAP_GHOST } else { 0 }
+    }
+
     /// Adds a field to hash `h`.
     pub fn insert_field(&mut self, h: u32, c: WriteClocks, weight: u32) -> u32 {
         self.make_room(1, u64::from(weight), Some(h));

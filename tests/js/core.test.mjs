@@ -411,6 +411,29 @@ for (const room of [false, true]) {
   });
 }
 
+test("capacity: a key written in place of a longer-lived victim expires at its own deadline", () => {
+  // At capacity a new key takes its victim's slot, which stays in the
+  // expiry wheel where it was unless the new deadline is earlier.
+  const { log, dispose } = recorder();
+  const c = new TtlCache({ now: 0, ttl: 100, maxEntries: 4, dispose });
+  c.set("first", 0);
+  c.set("long", 1, { ttl: 10_000 });
+  c.set("k2", 2).set("k3", 3);
+  c.set("k4", 4); // evicts "first"
+  c.set("new", 5); // evicts "long", into its slot
+  assert.deepEqual(log.map((r) => [r.key, r.reason]), [["first", "evicted"], ["long", "evicted"]]);
+  assert.equal(c.ttl("new"), 100);
+  assert.ok(c.nextExpiry() <= 100);
+  c.tick(99);
+  assert.equal(c.size, 4);
+  c.tick(100);
+  assert.deepEqual(log.slice(2).map((r) => [r.key, r.reason]).sort(), [
+    ["k2", "expired"], ["k3", "expired"], ["k4", "expired"], ["new", "expired"],
+  ]);
+  assert.equal(c.size, 0);
+  assert.equal(c.stats().entries, 0);
+});
+
 test("capacity: ghosts are invisible: size, reads, iteration, delete, snapshot", () => {
   const c = new TtlCache({ now: 0, maxEntries: 4 });
   for (let i = 0; i < 8; i++) c.set(`k${i}`, i); // k0..k3 evicted unread: ghosts
