@@ -1,12 +1,14 @@
 // Replays the wasm heap's high-water mark for a bounded fill, for every order
 // in which `Engine::try_grow` could grow its columns:
 //
-//   node bench/growth-replay.mjs [--sizes 100000,250000,1000000] [--cols T:24,Q:8,K:1,W:8] [--first T]
+//   node bench/growth-replay.mjs [--sizes 100000,250000,1000000] [--cols T:16,Q:8,K:1,W:8] [--first T] [--jump 16]
 //
-// Wasm memory never shrinks, so memory per entry is the peak the doubling
+// Wasm memory never shrinks, so memory per entry is the peak the growing
 // columns reach, and that depends on whether each new block fits in the ranges
-// the last growth freed: it swings with the fill's size and with the order
-// the columns move in, by 20 B an entry or more. Measuring one order costs a
+// the last growth freed: doubling all the way, it swung with the fill's size
+// and with the order the columns move in, by 20 B an entry or more. The
+// columns now jump to their bound at 1/`jump` of it (room.rs; 0: never), and
+// only the small generations are left behind. Measuring one order costs a
 // build and a fresh process per size; this replays the same allocations
 // against a model of src/heap.rs (first fit over freed 4 KB ranges, merged
 // with neighbours, in-place growth into a following range or at the top;
@@ -15,9 +17,10 @@
 // 250k on 4508d34. Keep it in step with heap.rs, room.rs (try_room,
 // try_grow) and binding.rs (room, reserve) when they change.
 //
-// Columns are letters with bytes per slot (`--cols`); G is the removal log
-// (12 B per slot in use, reserved after the columns unless placed in the
-// order; try_grow placed it after Q and K until session 7; `--chunk 4096`
+// Columns are letters with bytes per slot (`--cols`: T the clocks, Q the
+// queues' links, K the slot bytes, W the wheel's links); G
+// is the removal log (12 B per slot in use, reserved after the columns unless
+// placed in the order, as until session 7; `--chunk 4096`, the default,
 // models the bounded log since). The fill is the JS host's: `reserve(256)`
 // calls, each `try_room(256, used + 256)` (the log's room since: none).
 
@@ -28,7 +31,7 @@ const sizes = (typeof args.sizes === "string" ? args.sizes : "100000,250000,5000
   .split(",")
   .map(Number);
 const cols = Object.fromEntries(
-  (typeof args.cols === "string" ? args.cols : "T:24,Q:8,K:1,W:8").split(",").map((c) => {
+  (typeof args.cols === "string" ? args.cols : "T:16,Q:8,K:1,W:8").split(",").map((c) => {
     const [k, w] = c.split(":");
     return [k, w.split("+").map(Number)];
   }),
@@ -37,7 +40,8 @@ const first = typeof args.first === "string" ? args.first : "";
 // The log's records a call reserves: every slot in use (before session 7), or
 // a bounded chunk (`--chunk 4096`, protocol's LOG_CHUNK: then the log keeps
 // its block through growth and takes no place in the order).
-const chunk = typeof args.chunk === "string" ? Number(args.chunk) : Infinity;
+const chunk = typeof args.chunk === "string" ? Number(args.chunk) : 4096;
+const jump = typeof args.jump === "string" ? Number(args.jump) : 16;
 const logWords = (used, slots) => 3 * Math.min(used + slots + (chunk === Infinity ? 0 : 2), chunk);
 
 const SMALL = 4096;
@@ -156,7 +160,7 @@ function replay(order, n) {
     const slots = 256;
     const need = used + slots;
     if (need > len) {
-      const double = len < bound ? Math.min(len * 2, bound) : len * 2;
+      const double = len < bound && jump > 0 && len * jump >= bound ? bound : len < bound ? Math.min(len * 2, bound) : len * 2;
       const extra = Math.max(need, double, 8) - len;
       if (chunk === Infinity) log.drop();
       for (const k of order) {

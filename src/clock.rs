@@ -26,6 +26,8 @@ pub struct Clock {
 }
 
 impl Clock {
+    pub(crate) const ZERO: Clock = Clock { now: 0.0 };
+
     /// A clock at `now`, which must be finite.
     pub fn new(now: f64) -> Result<Self> {
         Ok(Clock { now: finite_time("now", now)? })

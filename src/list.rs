@@ -25,6 +25,8 @@ impl Default for List {
 }
 
 impl List {
+    pub const EMPTY: List = List { head: NIL, tail: NIL, len: 0 };
+
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -58,6 +60,8 @@ fn at(s: u32) -> usize {
 // own bounds check; inlined, the download is 29 B smaller and a sweep of 100k
 // expired entries ~12% faster (interleaved CPU-time A/B, 6 pairs).
 impl Links {
+    pub const EMPTY: Links = Links { pair: Vec::new() };
+
     pub fn grow(&mut self, len: usize) {
         self.pair.resize(len * 2, NIL);
     }

@@ -57,6 +57,8 @@ pub(crate) struct Policy {
 }
 
 impl Policy {
+    pub const EMPTY: Policy = Policy { small: List::EMPTY, main: List::EMPTY, links: Links::EMPTY, bits: Vec::new() };
+
     pub fn grow(&mut self, len: usize) {
         self.links.grow(len);
         self.bits.resize(len, 0);

@@ -86,6 +86,17 @@ impl Default for Wheel {
 }
 
 impl Wheel {
+    /// `default()`, as a constant (`Engine::new` copies a blank engine).
+    pub const EMPTY: Wheel = Wheel {
+        cur: 0,
+        buckets: Vec::new(),
+        occupied: [0; LEVELS],
+        links: Links::EMPTY,
+        len: 0,
+        quiet: false,
+        popped: 0,
+    };
+
     pub fn grow(&mut self, len: usize) {
         self.links.grow(len);
     }

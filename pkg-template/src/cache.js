@@ -314,17 +314,13 @@ export class TtlCache {
     this.#freqAt = U32[st + ST_FREQ];
     // Keep the slot arrays free of holes and as long as the engine's columns: V8
     // reads and writes past the end, or into holes, on a slow path. One
-    // reallocation per growth, not one push per slot; and once the columns
-    // reach 1/16 of the most a bounded cache takes (maxEntries, and 512
-    // reserved or queued), that most at once: the last four doublings cost
-    // ~8% of filling 100k keys (interleaved A/B; a jump at 1/4 gained
-    // nothing). A full cache holds that much anyway; one that stops between
-    // 1/32 and 1/16 full holds up to 16x the slots it would (16 B a slot).
+    // reallocation per growth, not one push per slot; the columns of a
+    // bounded cache jump to their bound at 1/16 of it (`Engine::try_grow`),
+    // and so do these (the last doublings cost ~8% of filling 100k keys:
+    // interleaved A/B, session 8, when these jumped on their own).
     if (this.#keyList.length < cap) {
-      const most = this.#maxEntries + 512;
-      const len = cap < most && cap * 16 >= most ? most : cap;
-      grow(this.#keyList, len);
-      grow(this.#valList, len);
+      grow(this.#keyList, cap);
+      grow(this.#valList, cap);
     }
     if (this.#born !== null && this.#born.length < cap) grow(this.#born, cap);
     const n = U32[st + ST_LOG_LEN];

@@ -199,26 +199,25 @@ impl Engine {
 
     /// `try_room`'s growth of the columns from `len` slots to at least `need`.
     fn try_grow(&mut self, len: usize, need: usize, step: usize) -> core::result::Result<(), TryReserveError> {
-        // Doubling, except that the step past maxEntries (plus the
-        // host's reserved and queued slots) stops there: a cache filled
-        // to its bound holds no unused columns; hashes, which take slots
-        // without being entries, grow it on by doubling.
-        let bound = usize::try_from(self.max_entries.saturating_add(512)).unwrap_or(usize::MAX);
-        let double = if len < bound { (len * 2).min(bound) } else { len * 2 };
-        let extra = need.max(double).max(step) - len;
+        // Doubling, except that a bounded cache's columns, once at 1/16 of
+        // its bound (maxEntries plus the host's reserved and queued slots),
+        // go to that bound at once: a cache filled to its bound holds no
+        // unused columns; hashes, which take slots without being entries,
+        // grow it on by doubling.
+        //
         // The wasm heap never gives memory back, so what counts is its
-        // peak. The clocks (16 bytes a slot) move first, then the queues'
-        // links and the slot bytes, and the wheel's links last (the log, a
-        // bounded chunk since, keeps its block). Chosen by replaying fills
-        // against `heap.rs`'s policy (first fit over freed ranges; measured
-        // with bench/memory.mjs; bench/growth-replay.mjs --chunk 4096 models
-        // it, and put the bytes after the wheel's links at 52.0 B an entry
-        // at 1M, which measured the same 53.9 MB): 53.7 B
-        // an entry at 250k (the bound in tests/js/memory-per-entry.test.mjs
-        // is 64) and 53.9 MB at 1M (engine 41.1), bounded (the wheel before
-        // the queues the same; the clocks after either, 65 MB). The figure
-        // swings with the fill's size for any order, as each doubling's
-        // blocks fit, or not, in the ranges the last left.
+        // peak: doubling to the bound left the last generations' blocks
+        // behind, 10.4 MB at 1M entries (43.5 MB for 33.1 MB of columns;
+        // the order the columns move in, clocks first and the wheel's links
+        // last, swung it by 20 B an entry with the fill's size). From 1/16,
+        // only the small generations are left (bench/memory.mjs at 1M: 35.1
+        // MB, 2.0 MB over the columns; 1/32: 34.5). The JS host's slot arrays follow the columns' length, so
+        // both jump where the arrays alone used to (a cache that stops
+        // between 1/16 and all of its bound holds the whole bound, as
+        // lru-cache holds its `max` from the start).
+        let bound = usize::try_from(self.max_entries.saturating_add(512)).unwrap_or(usize::MAX);
+        let double = if len < bound && len * 16 >= bound { bound } else { len * 2 };
+        let extra = need.max(double).max(step) - len;
         self.times.try_reserve_exact(extra)?;
         // (Nothing for a lazy column still off: reserving would allocate it.)
         if !self.idles.is_empty() {

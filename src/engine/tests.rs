@@ -173,6 +173,22 @@ fn columns_grow_up_to_max_entries_and_double_past_it() {
 }
 
 #[test]
+fn columns_jump_to_their_bound_at_a_sixteenth_of_it() {
+    let mut e = engine(Options { max_entries: Some(100_000), ..Default::default() });
+    let mut caps = vec![];
+    for _ in 0..20_000 {
+        e.try_room(1, 1, 8).unwrap();
+        plain(&mut e, NEVER, NEVER);
+        if caps.last() != Some(&e.capacity()) {
+            caps.push(e.capacity());
+        }
+    }
+    // Doubling to 8192 (past 100,512 / 16), then the bound at once: no
+    // 16,384- or 65,536-slot generation left behind in the wasm heap.
+    assert_eq!(caps, [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 100_512]);
+}
+
+#[test]
 fn removing_the_last_field_removes_the_hash() {
     let mut e = engine(Options::default());
     let h = e.insert(Kind::Hash, WriteClocks::NONE, 0, false);
