@@ -1,7 +1,7 @@
 // Replays the wasm heap's high-water mark for a bounded fill, for every order
 // in which `Engine::try_grow` could grow its columns:
 //
-//   node bench/growth-replay.mjs [--sizes 100000,250000,1000000] [--cols T:16,Q:8,K:1,W:8] [--first T] [--jump 16]
+//   node bench/growth-replay.mjs [--sizes 100000,250000,1000000] [--cols T:8,Q:8,K:1,W:8] [--first T] [--jump 16]
 //
 // Wasm memory never shrinks, so memory per entry is the peak the growing
 // columns reach, and that depends on whether each new block fits in the ranges
@@ -17,8 +17,8 @@
 // 250k on 4508d34. Keep it in step with heap.rs, room.rs (try_room,
 // try_grow) and binding.rs (room, reserve) when they change.
 //
-// Columns are letters with bytes per slot (`--cols`: T the clocks, Q the
-// queues' links, K the slot bytes, W the wheel's links); G
+// Columns are letters with bytes per slot (`--cols`: T the clocks, narrow 8
+// or wide 16, Q the queues' links, K the slot bytes, W the wheel's links); G
 // is the removal log (12 B per slot in use, reserved after the columns unless
 // placed in the order, as until session 7; `--chunk 4096`, the default,
 // models the bounded log since). The fill is the JS host's: `reserve(256)`
@@ -31,7 +31,7 @@ const sizes = (typeof args.sizes === "string" ? args.sizes : "100000,250000,5000
   .split(",")
   .map(Number);
 const cols = Object.fromEntries(
-  (typeof args.cols === "string" ? args.cols : "T:16,Q:8,K:1,W:8").split(",").map((c) => {
+  (typeof args.cols === "string" ? args.cols : "T:8,Q:8,K:1,W:8").split(",").map((c) => {
     const [k, w] = c.split(":");
     return [k, w.split("+").map(Number)];
   }),

@@ -14,7 +14,7 @@ use crate::engine::{Cond, Engine, Kind, Options, Reason, Write};
 use crate::error::{cat, show, Error};
 use crate::float::fract;
 use crate::protocol::*;
-use alloc::{boxed::Box, string::String, vec::Vec};
+use alloc::{boxed::Box, vec::Vec};
 
 /// What the exports (`abi.rs`) turn into a sentinel and JS into a throw.
 type JsResult<T> = Result<T, Error>;
@@ -44,14 +44,6 @@ fn small_room(sizes: &[usize]) -> bool {
 /// the allocations that follow find them).
 fn headroom(n: usize) -> bool {
     Vec::<u8>::new().try_reserve_exact(n).is_ok()
-}
-
-#[cold]
-#[inline(never)]
-fn oom(arg: &'static str) -> Error {
-    // No message: making one would allocate, in a memory that has none left
-    // (the host writes it: `ERROR_OOM`).
-    Error::Range { arg, msg: String::new() }
 }
 
 /// A count limit: positive integer or `Infinity` (none).
@@ -102,8 +94,9 @@ pub struct RawEngine {
     /// What `stats` fills, allocated up front so that `stats` never
     /// allocates (it must work when memory is exhausted).
     stats: Box<[f64; STATS_LEN]>,
-    /// JS's clock reading (see `ST_NOW`), boxed so its address never moves.
-    now: Box<f64>,
+    /// JS's clock reading (see `ST_NOW`), then the clocks' base
+    /// (`NOW_BASE`), boxed so their address never moves.
+    now: Box<[f64; 2]>,
     /// Write-time reclaim owed by inserts JS queued (`RECLAIM` each), paid
     /// by the next `write`, `hwrite` or `reclaim`: calls that may remove
     /// entries at a point where JS is ready for it.
@@ -155,7 +148,7 @@ impl RawEngine {
         let removals = (self.e.used() + slots + 2).min(LOG_CHUNK);
         if self.e.try_room(slots, removals, GROW_STEP).is_err() {
             self.publish();
-            return Err(oom(arg));
+            return Err(Error::oom(arg));
         }
         Ok(())
     }
@@ -203,7 +196,7 @@ impl RawEngine {
         // No call grows the log: it stops early where it would.
         self.e.log_cap = self.e.log.capacity();
         self.e.cut = false;
-        self.e.catch_up(*self.now);
+        self.e.catch_up(self.now[0]);
         self.commit_queued();
     }
 
@@ -237,14 +230,15 @@ impl RawEngine {
         s[ST_LOG] = self.e.log.as_ptr() as u32;
         s[ST_LOG_LEN] = self.e.log.len() as u32;
         s[ST_CAP] = self.e.capacity() as u32;
-        s[ST_TIMES] = self.e.times.as_ptr() as u32;
+        s[ST_TIMES] = self.e.times.ptr();
         s[ST_IDLES] = self.e.idles_ptr() as u32;
         s[ST_FREQ] = self.e.policy.bits.as_ptr() as u32;
         s[ST_QUEUE] = self.queue.as_ptr() as u32;
         s[ST_ENTRIES] = self.e.entries().min(u64::from(u32::MAX)) as u32;
         s[ST_RESERVED] = self.reserved.as_ptr() as u32;
         s[ST_RESERVED_LEN] = self.reserved.len() as u32;
-        s[ST_NOW] = &*self.now as *const f64 as u32;
+        s[ST_NOW] = self.now.as_ptr() as u32;
+        self.now[NOW_BASE] = self.e.times.base;
         s[ST_MORE] = u32::from(self.e.cut);
     }
 
@@ -294,7 +288,7 @@ impl RawEngine {
             STATS_LEN * 8,
             8,
         ]) {
-            return Err(oom("options"));
+            return Err(Error::oom("options"));
         }
         let mut r = RawEngine {
             e: Engine::new(&opts, now)?,
@@ -306,7 +300,7 @@ impl RawEngine {
             error: None,
             input: Vec::new(),
             stats: Box::new([0.0; STATS_LEN]),
-            now: Box::new(now),
+            now: Box::new([now, 0.0]),
             owed: 0,
             left: 0,
         };
@@ -483,7 +477,7 @@ impl RawEngine {
         self.call_room(0, "key", |e| match cond_code {
             COND_PERSIST => {
                 // Its idle window becomes NEVER: the column, if that is not the default.
-                e.columns_for(0, false, crate::clock::NEVER)?;
+                e.columns_for(0, false, &crate::engine::WriteClocks::NONE)?;
                 Ok(Self::slot(s).is_some_and(|s| e.persist(s)))
             }
             _ => e.set_expiry(Self::slot(s), t, rel, cond(cond_code)),

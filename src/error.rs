@@ -50,6 +50,14 @@ pub enum Error {
 }
 
 impl Error {
+    /// Out of memory, on argument `arg`. No message: making one would
+    /// allocate, in a memory that has none left (the JS host writes it:
+    /// `ERROR_OOM`).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn oom(arg: &'static str) -> Self {
+        Error::Range { arg, msg: String::new() }
+    }
     pub(crate) fn ty(arg: &'static str, msg: impl Into<String>) -> Self {
         Error::Type { arg, msg: msg.into() }
     }

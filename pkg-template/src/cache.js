@@ -3,7 +3,9 @@
 // wasm. Reads (`get`, `has`, `peek`, `touch`, `ttl`) never cross into wasm:
 // they read the slot's [abs, last] clocks (and its idle window, from its
 // own column once any differs from the cache's default) and bump its eviction counter
-// through typed-array views of wasm memory. Writes pass only numbers.
+// through typed-array views of wasm memory. Writes pass only numbers. The
+// clocks are narrow (u32 ms after a base, #base) while every time fits,
+// else f64s (#narrow false): see "Clocks" in protocol.js.
 //
 // After every call that changes the engine, `#drain()` replays the engine's
 // removal log (three u32 words per removed slot) and refreshes the views,
@@ -14,17 +16,17 @@
 // buffer first (`syncViews()`), or, on the hot paths, reads through a check that
 // fails safe (a detached view reads `undefined`: "not live", then re-check).
 
-import { RawEngine } from "./glue.js";
+import { RawEngine, oom } from "./glue.js";
 import { epoch, clockOption, readClock, stamp } from "./clock.js";
 import {
   FAILED, FREQ_MAX as FREQ_MAX_, GHOST_MIN, LOG_ENTER_GRACE as LOG_ENTER_GRACE_, LOG_FLAGS as LOG_FLAGS_,
   LOG_GHOST as LOG_GHOST_, LOG_GRACED as LOG_GRACED_, LOG_KIND_MASK as LOG_KIND_MASK_,
   LOG_KIND_SHIFT as LOG_KIND_SHIFT_, LOG_PARENT as LOG_PARENT_, LOG_REASON_MASK as LOG_REASON_MASK_,
-  LOG_STRIDE as LOG_STRIDE_, NIL as NIL_, QUEUE_CAP as QUEUE_CAP_, QUEUE_TO_MAIN as QUEUE_TO_MAIN_, REASON_CLEARED,
+  LOG_STRIDE as LOG_STRIDE_, NIL as NIL_, NOW_BASE, QUEUE_CAP as QUEUE_CAP_, QUEUE_TO_MAIN as QUEUE_TO_MAIN_, REASON_CLEARED,
   REASON_DELETED, REASON_EVICTED, REASON_FOUND_EXPIRED, REASON_NAMES, SLOT_FIELD as SLOT_FIELD_,
   SLOT_HASH as SLOT_HASH_, SLOT_KIND_SHIFT as SLOT_KIND_SHIFT_, SLOT_PLAIN as SLOT_PLAIN_, ST_CAP, SWAP_GHOST as SWAP_GHOST_, ST_ENTRIES as ST_ENTRIES_, ST_FREQ, ST_LOG, ST_LOG_LEN,
   ST_MORE, ST_NOW, ST_QUEUE, ST_QUEUED as ST_QUEUED_, ST_RESERVED, ST_RESERVED_LEN, ST_TIMES, ST_IDLES,
-  TIMES_LAST as TIMES_LAST_, TIMES_STRIDE as TIMES_STRIDE_, WRITE_AT as WRITE_AT_, WRITE_IDLE,
+  TIMES_LAST as TIMES_LAST_, TIMES_NEVER as TIMES_NEVER_, TIMES_STRIDE as TIMES_STRIDE_, WRITE_AT as WRITE_AT_, WRITE_IDLE,
   WRITE_KEEP_TTL as WRITE_KEEP_TTL_, WRITE_TO_MAIN as WRITE_TO_MAIN_, WRITE_TTL
 } from "./protocol.js";
 import { commandMethods } from "./commands.js";
@@ -70,6 +72,7 @@ const FREQ_MAX = FREQ_MAX_,
   ST_QUEUED = ST_QUEUED_,
   SWAP_GHOST = SWAP_GHOST_,
   TIMES_LAST = TIMES_LAST_,
+  TIMES_NEVER = TIMES_NEVER_,
   TIMES_STRIDE = TIMES_STRIDE_,
   WRITE_AT = WRITE_AT_,
   WRITE_KEEP_TTL = WRITE_KEEP_TTL_,
@@ -78,7 +81,7 @@ const FREQ_MAX = FREQ_MAX_,
 // Accessors to a cache's private state, for the modules that hold its method
 // groups (set in the class's static block).
 export let syncClock, alive, toEngine, drain, flush, written, place, index, measure, live, read, slot, liveSlot,
-  expireNow, deadline, idleOf, trackBirths, keyMap, keyList, valList, sizeOf, engine, statusAt, clocksAt,
+  expireNow, deadline, idleOf, trackBirths, keyMap, keyList, valList, sizeOf, engine, statusAt, clockOf,
   now, setNow, clock, opts, born, bornFrom, runningLoads, running, loads, hit, miss, counters;
 
 // A dropped cache's engine is freed by the glue (glue.js), which registers
@@ -105,7 +108,9 @@ export class TtlCache {
   #engine;
   #statusAt; // index of the status block in U32
   #slotCap = -1; // engine slot capacity the views were last based on
-  #clocksAt = 0; // index of slot 0's clocks in F64
+  #clocksAt = 0; // index of slot 0's clocks in U32 (narrow) or F64 (wide)
+  #narrow = false; // clocks in U32, ms after #base; else in F64 (#base 0)
+  #base = 0;
   #idlesAt = 0; // index of slot 0's idle window in F64; 0: off, every slot has #idle
   #freqAt = 0; // byte offset of slot 0's frequency counter in U8
   #now;
@@ -200,7 +205,7 @@ export class TtlCache {
       this.#grace = grace;
       this.#engine.setGrace(NIL, grace); // allocates: the views may be stale after it
     }
-    this.#drain(); // where the columns are
+    this.#drain(); // where the columns are (a restored engine's clocks are wide)
     if (refresh !== undefined) this.#trackBirths();
   }
 
@@ -277,11 +282,19 @@ export class TtlCache {
     // Time never runs backwards: a clock that steps back is ignored.
     if (!(t > this.#now)) return;
     this.#now = t;
-    if (this.#queuedInserts !== 0 || this.#reclaimOwed) {
+    // The engine catches up at once when queued inserts owe their reclaim,
+    // or when its narrow clocks cannot hold `t` (this side stores `now` in
+    // them with no call): it widens them as it does, or, out of memory,
+    // stays where it was, and so does this side's clock (and this throws).
+    const x = t - this.#base + 1; // (as in #overwrite)
+    if (this.#queuedInserts !== 0 || this.#reclaimOwed || (this.#narrow && x >>> 0 !== x)) {
       const e = this.#toEngine(); // hands over the queued inserts, which then owe
       this.#reclaimOwed = false;
       e.reclaim();
-      this.#flush(this.#drain());
+      const calls = this.#drain();
+      const stuck = (this.#now = e.now()) !== t;
+      this.#flush(calls);
+      if (stuck) throw oom("now");
     }
   }
 
@@ -309,7 +322,11 @@ export class TtlCache {
     // column on): fewer bytes re-read than compared.
     const cap = U32[st + ST_CAP];
     this.#slotCap = cap;
-    this.#clocksAt = U32[st + ST_TIMES] >>> 3;
+    const b = F64[this.#clockAt + NOW_BASE];
+    const narrow = b === b; // (NaN: wide)
+    this.#narrow = narrow;
+    this.#base = narrow ? b : 0;
+    this.#clocksAt = U32[st + ST_TIMES] >>> (narrow ? 2 : 3);
     this.#idlesAt = U32[st + ST_IDLES] >>> 3;
     this.#freqAt = U32[st + ST_FREQ];
     // Keep the slot arrays free of holes and as long as the engine's columns: V8
@@ -450,17 +467,22 @@ export class TtlCache {
     this.#ghostHead = h;
   }
 
+  /** Slot `s`'s deadline (`w` 0) or last access (`w` TIMES_LAST), narrow or wide (the views synced). */
+  #timeOf(s, w) {
+    const t = this.#clocksAt + s * TIMES_STRIDE + w;
+    if (!this.#narrow) return F64[t];
+    const v = U32[t];
+    return v === TIMES_NEVER ? Infinity : v + this.#base;
+  }
+
   #live(s) {
-    syncViews();
-    const t = this.#clocksAt + s * TIMES_STRIDE;
-    const now = this.#now;
-    return F64[t] > now && F64[t + TIMES_LAST] + idleOf(this, s) > now;
+    return this.#deadline(s) > this.#now;
   }
 
   /** Restarts the slot's idle window and bumps its eviction counter. */
   #read(s) {
     syncViews();
-    F64[this.#clocksAt + s * TIMES_STRIDE + TIMES_LAST] = this.#now;
+    (this.#narrow ? U32 : F64)[this.#clocksAt + s * TIMES_STRIDE + TIMES_LAST] = this.#now - this.#base;
     const f = this.#freqAt + s;
     const q = U8[f];
     if ((q & FREQ_MAX) < FREQ_MAX) U8[f] = q + 1;
@@ -468,9 +490,9 @@ export class TtlCache {
 
   #deadline(s) {
     syncViews();
-    const t = this.#clocksAt + s * TIMES_STRIDE;
-    const idle = F64[t + TIMES_LAST] + idleOf(this, s);
-    return F64[t] < idle ? F64[t] : idle;
+    const a = this.#timeOf(s, 0);
+    const idle = this.#timeOf(s, TIMES_LAST) + idleOf(this, s);
+    return a < idle ? a : idle;
   }
 
   /** Removes an expired slot found by a read (lazy expiry), or lets it enter its grace. */
@@ -572,17 +594,31 @@ export class TtlCache {
     const lastIdle = now + idle;
     const t = this.#clocksAt + s * TIMES_STRIDE;
     const i = this.#idlesAt;
+    const b = this.#base; // 0 while wide
+    const n = this.#narrow;
+    const V = n ? U32 : F;
+    let x = abs - b;
+    // Narrow clocks hold whole ms after the base up to TIMES_MAX, and none
+    // as TIMES_NEVER (-1 as a u32): x + 1 is a u32 but 0 (x >= 0, as abs >
+    // now >= base). A deadline they cannot hold is the engine's write, which
+    // widens them.
+    if (n && (x + 1) >>> 0 !== x + 1) {
+      if (ttl !== Infinity) return false;
+      x = -1;
+    }
+    const a = V[t];
+    const oldAbs = n && a === TIMES_NEVER ? Infinity : a + b;
     // (Off: the slot's window is the default, which is `idle`.)
-    const oldIdle = F[t + TIMES_LAST] + (i === 0 ? idle : F[i + s]);
-    const old = F[t] < oldIdle ? F[t] : oldIdle;
+    const oldIdle = V[t + TIMES_LAST] + b + (i === 0 ? idle : F[i + s]);
+    const old = oldAbs < oldIdle ? oldAbs : oldIdle;
     const U = U8;
     const f = this.#freqAt + s;
     const q = U[f];
     if (!(old > now) || (lastIdle < abs ? lastIdle : abs) < old || q >> SLOT_KIND_SHIFT === SLOT_HASH) return false;
     // A finite ttl/idle that overflows the clock: the engine throws RangeError.
     if ((abs === Infinity && ttl !== Infinity) || (lastIdle === Infinity && idle !== Infinity)) return false;
-    F[t] = abs;
-    F[t + TIMES_LAST] = now;
+    V[t] = x;
+    V[t + TIMES_LAST] = now - b;
     if (i !== 0) F[i + s] = idle;
     const born = this.#born;
     if (born !== null) born[s] = now;
@@ -591,6 +627,8 @@ export class TtlCache {
     this.#updated++;
     return true;
   }
+
+
 
   /**
    * Inserts new `key` on this side, into a slot reserved in advance, which
@@ -611,14 +649,23 @@ export class TtlCache {
     if ((abs === Infinity && ttl !== Infinity) || (lastIdle === Infinity && idle !== Infinity)) return false;
     const i = this.#idlesAt;
     if (spare.length === 0 || np >= QUEUE_CAP || this.#full()) return false;
+    const b = this.#base; // 0 while wide
+    const n = this.#narrow;
+    let x = abs - b;
+    // A deadline narrow clocks cannot hold: the engine's write (see #overwrite).
+    if (n && (x + 1) >>> 0 !== x + 1) {
+      if (ttl !== Infinity) return false;
+      x = -1;
+    }
     // The index first: a Map at its size limit (2^24 keys in V8) throws
     // here, before anything changed.
     const r = spare[spare.length - 1];
     this.#keyMap.set(key, r);
     spare.pop();
     const t = this.#clocksAt + r * TIMES_STRIDE;
-    F64[t] = abs;
-    F64[t + TIMES_LAST] = now;
+    const V = n ? U32 : F64;
+    V[t] = x;
+    V[t + TIMES_LAST] = now - b;
     if (i !== 0) F64[i + r] = idle;
     const born = this.#born;
     if (born !== null) born[r] = now;
@@ -780,17 +827,21 @@ export class TtlCache {
     if (this.#seenEpoch !== epoch) this.#time();
     const s = this.#keyMap.get(key);
     if (s !== undefined && s >= 0) {
-      const F = F64; // one module-slot load for the two reads (as in #overwrite)
       const t = this.#clocksAt + s * TIMES_STRIDE;
       const now = this.#now;
       const last = t + TIMES_LAST;
-      if (F[t] > now && F[last] + idleOf(this, s) > now) {
+      const b = this.#base;
+      // One module-slot load for the reads and the write (as in #overwrite).
+      // Narrow, "none" (TIMES_NEVER) reads as a time later than any the
+      // clocks hold, which is all this comparison needs.
+      const V = this.#narrow ? U32 : F64;
+      if (V[t] + b > now && V[last] + b + idleOf(this, s) > now) {
         const f = this.#freqAt + s;
         const q = U8[f];
         // The slot byte says what the value is, with no question to a
         // value that may be a Proxy (see isHash).
         if (q >> SLOT_KIND_SHIFT === SLOT_HASH) return this.#getOnHash(s);
-        F[last] = now;
+        V[last] = now - b;
         if ((q & FREQ_MAX) < FREQ_MAX) U8[f] = q + 1;
         this.#hits++;
         return this.#valList[s];
@@ -868,7 +919,7 @@ export class TtlCache {
   static {
     [syncClock, alive, toEngine, drain, flush, written, place, index, measure, live, read, slot, liveSlot,
       expireNow, deadline, idleOf, trackBirths, keyMap, keyList, valList, sizeOf, engine, statusAt,
-      clocksAt, now, setNow, clock, opts, born, bornFrom, runningLoads, running, loads, hit, miss, counters] = [
+      clockOf, now, setNow, clock, opts, born, bornFrom, runningLoads, running, loads, hit, miss, counters] = [
       (c) => c.#syncClock(),
       (c) => c.#alive(),
       (c) => c.#toEngine(),
@@ -893,7 +944,7 @@ export class TtlCache {
       (c) => c.#sizeOf,
       (c) => c.#engine,
       (c) => c.#statusAt,
-      (c) => c.#clocksAt,
+      (c, s, w) => c.#timeOf(s, w),
       (c) => c.#now,
       (c, t) => (c.#now = t),
       (c) => c.#clock,

@@ -25,14 +25,15 @@ const CLASSES = [];
 CLASSES[ERROR_TYPE] = TypeError;
 CLASSES[ERROR_RANGE] = RangeError;
 CLASSES[ERROR_PLAIN] = Error;
-CLASSES[ERROR_OOM] = RangeError;
 function error() {
   const b = wasm.memory.buffer;
   const e = new Uint32Array(b, wasm.lapse_error(), ERROR_WORDS);
   const text = String.fromCharCode.apply(null, new Uint8Array(b, e[ERROR_MSG], e[ERROR_MSG_LEN]));
   // Out of memory: wasm sends only the argument's name (it keeps no text it would have to allocate).
-  return new CLASSES[e[ERROR_CLASS]](e[ERROR_CLASS] === ERROR_OOM ? text + ": out of memory: wasm memory cannot grow enough" : text);
+  return e[ERROR_CLASS] === ERROR_OOM ? oom(text) : new CLASSES[e[ERROR_CLASS]](text);
 }
+/** Out of memory, on argument `arg`. */
+export const oom = (arg) => new RangeError(arg + ": out of memory: wasm memory cannot grow enough");
 const check = (r) => {
   if (r === CALL_FAILED) throw error();
   return r;

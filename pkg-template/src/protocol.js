@@ -41,11 +41,35 @@
 // - The host writes its clock reading as an `f64` at `ST_NOW` before a call
 //   rather than passing it; the engine catches up to it (never backwards)
 //   at the start of the call.
+// - The clocks are narrow or wide (see "Clocks" below); the engine
+//   publishes which, and the base, after every call at `f64` `NOW_BASE`
+//   after `ST_NOW`. The host MUST re-read it after every call (a call may
+//   widen the clocks, and then they stay wide).
 // - A failed call returns `CALL_FAILED` (0 from one that returns an
 //   address; `FAILED` from `write`/`hwrite`, whose error `takeError` moves
 //   into place) and leaves its error for `lapse_error()`, whose record of
 //   `ERROR_WORDS` words gives its class (`ERROR_*`) and its ASCII message.
 //   The host MUST read it before any other call into the module.
+//
+// ## Clocks
+//
+// Each slot's clocks are `TIMES_STRIDE` words at `ST_TIMES`: its absolute
+// deadline (`TIMES_ABS`) and its last access (`TIMES_LAST`).
+//
+// - Narrow (the base is a number): `u32`s, milliseconds after the base
+//   (`TIMES_NEVER`: no deadline); the time is `base + word`. The base is a
+//   whole number from 0 to 2^53 - 2^32, so `base + word` is exact.
+// - Wide (the base is NaN): `f64`s, the times themselves.
+//
+// While narrow, the engine's clock fits (its time minus the base is a whole
+// number up to `TIMES_MAX`), and the host MUST store a time in narrow
+// clocks only if it fits too (`Infinity` as `TIMES_NEVER`); otherwise it
+// leaves the write to the engine, which widens the clocks. Before the host
+// uses a clock reading that does not fit (a fraction, or past the range),
+// it MUST make a call with it at `ST_NOW`: the engine widens the clocks as
+// it catches up. If it could not (out of memory), the clocks are still
+// narrow after the call and the engine's clock did not move: the host
+// MUST NOT use the reading.
 //
 // ## The removal log
 //
@@ -99,7 +123,7 @@
 //    engine never sweeps, evicts or hands them out again. The host owns them
 //    until it queues them; `reserve` also moves the queue (`ST_QUEUE`).
 // 2. Filled by the host. The host MUST write the slot's clocks
-//    (`TIMES_STRIDE` `f64`s at `ST_TIMES`: `TIMES_ABS`, `TIMES_LAST` = now;
+//    (at `ST_TIMES`, narrow or wide: `TIMES_ABS`, `TIMES_LAST` = now;
 //    its idle window at `ST_IDLES`, or, while that is 0, only the cache's
 //    default) with a deadline after now (its `freq` is 0 already: a slot is
 //    handed out unread), and only when the insert needs no eviction (live
@@ -204,7 +228,7 @@ export const ST_LOG = 0;
 export const ST_LOG_LEN = 1;
 /** Slots the columns hold (`times`, `freq`). */
 export const ST_CAP = 2;
-/** Byte address of the `times` column (`TIMES_STRIDE` `f64`s per slot). */
+/** Byte address of the `times` column (`TIMES_STRIDE` words per slot: `u32`s while narrow, `f64`s while wide; see "Clocks"). */
 export const ST_TIMES = 3;
 /** Byte address of the slot bytes (one per slot): a slot's `freq` in the bits under `FREQ_MAX`, the engine's own bits above. */
 export const ST_FREQ = 4;
@@ -220,7 +244,7 @@ export const ST_RESERVED = 8;
 export const ST_RESERVED_LEN = 9;
 /** The hash slot of the field the last successful `hwrite` wrote. */
 export const ST_HASH = 10;
-/** Byte address of the `f64` the host writes its clock reading into. */
+/** Byte address of the `f64` the host writes its clock reading into, followed by the clocks' base (`NOW_BASE`). */
 export const ST_NOW = 11;
 /** 1 when the last call stopped early for want of log room (see the removal log): make it again once the log is replayed. */
 export const ST_MORE = 12;
@@ -239,9 +263,15 @@ export const SWAP_GHOST = 2147483648;
 /** Ghosts (recently evicted unread keys) a cache without `maxEntries` keeps at least; with it, up to `maxEntries`; without, as many as the keys it holds. Both hosts keep ghosts themselves (the engine never sees keys) and MUST use the same bound, or their eviction orders part. */
 export const GHOST_MIN = 64;
 
-// ---- Per-slot clocks: f64 indexes from ST_TIMES / 8 + slot * TIMES_STRIDE
-/** `f64`s per slot in the `times` column (the idle window has its own, `ST_IDLES`). */
+// ---- Per-slot clocks: word indexes from ST_TIMES / 4 (narrow) or / 8 (wide) + slot * TIMES_STRIDE
+/** Words per slot in the `times` column (the idle window has its own, `ST_IDLES`). */
 export const TIMES_STRIDE = 2;
+/** The `f64` after the clock reading at `ST_NOW` where the engine publishes the base of narrow clocks, or NaN while they are wide. */
+export const NOW_BASE = 1;
+/** A narrow clock's "no deadline" (`Infinity`). */
+export const TIMES_NEVER = 4294967295;
+/** The most milliseconds after the base a narrow clock holds. */
+export const TIMES_MAX = 4294967294;
 /** Absolute deadline, or `Infinity`. The first word: the JS host adds no offset for it. */
 export const TIMES_ABS = 0;
 /** Last access (write or read); the idle deadline is this plus the slot's idle window (`ST_IDLES`). */

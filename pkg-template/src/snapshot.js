@@ -34,12 +34,11 @@ import {
   TAG_TRUE,
   TAG_UNDEFINED,
   TIMES_LAST,
-  TIMES_STRIDE,
 } from "./protocol.js";
 import {
   alive,
   clock,
-  clocksAt,
+  clockOf,
   drain,
   idleOf,
   engine,
@@ -55,7 +54,7 @@ import {
 } from "./cache.js";
 import { isHash } from "./hash.js";
 import { liveKey } from "./hashes.js";
-import { F64, copyIn, syncViews } from "./memory.js";
+import { copyIn, syncViews } from "./memory.js";
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 // A row of `rows` (see `row` below): name, value, abs, last, idle, weight.
@@ -291,8 +290,7 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
 /** Appends a snapshot row: name, value, clocks and recorded size of slot `s`. */
 function row(c, rows, name, v, s, sized) {
   syncViews();
-  const t = clocksAt(c) + s * TIMES_STRIDE;
-  rows.push(name, v, F64[t], F64[t + TIMES_LAST], idleOf(c, s), sized ? engine(c).slotWeight(s) : 0);
+  rows.push(name, v, clockOf(c, s, 0), clockOf(c, s, TIMES_LAST), idleOf(c, s), sized ? engine(c).slotWeight(s) : 0);
 }
 
 /**

@@ -13,7 +13,7 @@
 //! Restored slots are handed out in tape order (a fresh engine allocates
 //! 0, 1, 2, ...), so JS numbers them with a counter; this file checks that.
 
-use super::{headroom, oom, RawEngine};
+use super::{headroom, RawEngine};
 use crate::engine::{Engine, Kind, Options, Times};
 use crate::error::Error;
 use crate::protocol::{
@@ -86,11 +86,14 @@ impl RawEngine {
         let mut fresh = Engine::new(&opts, h[RESTORE_NOW])?;
         let e = &mut fresh;
         e.set_max_entries(int(h[RESTORE_MAX_ENTRIES]));
+        // Wide clocks: a snapshot's entries were mostly last read before
+        // its time, which narrow ones from it could not hold.
+        e.times.base = f64::NAN;
         let (mut next, mut hash) = (0u32, NIL);
         let mut failed = None;
         let r = snapshot::check_with(&bytes, &mut |kind, k, w| {
             if e.try_room(1, 0, 64).is_err() || e.try_columns(w != 0, kind != Visit::Plain, k.idle).is_err() {
-                failed = Some(oom("bytes"));
+                failed = Some(Error::oom("bytes"));
                 return Err(corrupt("out of memory"));
             }
             let t = Times { abs: k.abs, last: k.last, idle: k.idle };
@@ -127,6 +130,6 @@ fn room_to_check(n: usize, arg: &'static str) -> Result<(), Error> {
     if headroom(n.saturating_mul(4).saturating_add(4096)) {
         Ok(())
     } else {
-        Err(oom(arg))
+        Err(Error::oom(arg))
     }
 }

@@ -16,7 +16,7 @@ use crate::clock::{Follow, TimeSource, NEVER};
 use crate::engine::{Engine, Kind, LogRecord, Times};
 use crate::error::{Error, Result};
 use crate::list::NIL;
-use crate::protocol::GHOST_MIN;
+use crate::protocol::{GHOST_MIN, TIMES_LAST};
 use crate::snapshot::{Body, ClockMode, Clocks as SnapClocks, Entry as SnapEntry, Field as SnapField, Snapshot, Value};
 use crate::types::{Cond, Counters, Options, Reason, Write};
 use ghosts::Ghosts;
@@ -534,8 +534,8 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     fn unmark_bare(&mut self, s: u32) {
         if let Some(Item::Plain { bare: bare @ true, last, .. }) = self.items.get_mut(s as usize) {
             *bare = false;
-            let row = &mut self.engine.times[s as usize];
-            row.last = row.last.max(*last);
+            let t = self.engine.times.time(s, TIMES_LAST);
+            self.engine.times.set(s, TIMES_LAST, t.max(*last));
         }
     }
 

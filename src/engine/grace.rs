@@ -19,7 +19,7 @@ impl Engine {
         if !self.grace_on {
             self.grace_on = true;
             // (resize, not vec!: the same code as grow's, and no alloc macro in no_std)
-            self.grace_ms.resize(self.times.len(), self.grace);
+            self.grace_ms.resize(self.capacity(), self.grace);
             self.hash_graced.resize(self.hashes.len(), 0);
         }
     }

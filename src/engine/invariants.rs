@@ -13,7 +13,14 @@ impl Engine {
     /// tests and fuzzing, after every step.
     #[cfg(any(debug_assertions, feature = "invariants"))]
     pub fn check_invariants(&self) -> core::result::Result<(), alloc::string::String> {
-        let n = self.times.len();
+        let n = self.capacity();
+        if self.times.len() != n {
+            return Err("the clocks column's length disagrees".into());
+        }
+        // Narrow clocks hold the clock too (a host stores `now` as it is).
+        if !self.times.fits(self.now()) {
+            return Err(format!("narrow clocks from {} cannot hold the clock at {}", self.times.base, self.now()));
+        }
         // The lazy columns are off (empty) or as long as the others.
         let lazy_ok = |len: usize| len == 0 || len == n;
         if self.policy.bits.len() != n
@@ -64,11 +71,11 @@ impl Engine {
                     if s < self.high && !free[i] {
                         return Err(format!("free slot {s} is not in the free list"));
                     }
-                    if in_wheel || self.wt(i) != 0 || self.parent(s) != NIL || self.times[i] != Clocks::EMPTY {
+                    if in_wheel || self.wt(i) != 0 || self.parent(s) != NIL || self.times.get(s) != Clocks::EMPTY {
                         return Err(format!(
                             "free slot {s} keeps state: wheel {in_wheel}, weight {}, {:?}",
                             self.wt(i),
-                            self.times[i]
+                            self.times.get(s)
                         ));
                     }
                     continue;

@@ -15,6 +15,7 @@ use crate::wheel::{Pop, Wheel};
 use alloc::collections::TryReserveError;
 use alloc::vec::Vec;
 
+mod clocks;
 mod grace;
 mod hashes;
 #[cfg(any(debug_assertions, feature = "invariants"))]
@@ -29,10 +30,11 @@ mod write;
 // The wasm binding names the value types through `engine::`.
 pub use crate::types::{Cond, Counters, Options, Reason, Write};
 
-/// The clocks of one slot as the engine stores them. `#[repr(C)]` because
-/// JS reads them through a `Float64Array` as `[abs, last]` pairs; the idle
-/// window lives in a column of its own, empty while every slot has the
-/// cache's default (see `Engine::idles`).
+/// The clocks of one slot, as the engine reads and writes them (`clocks`
+/// stores them, narrow or wide). `#[repr(C)]`: the order of a slot's words
+/// there (`TIMES_ABS`, `TIMES_LAST`). The idle window lives in a column of
+/// its own, empty while every slot has the cache's default (see
+/// `Engine::idles`).
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[repr(C)]
 pub(crate) struct Clocks {
@@ -97,7 +99,7 @@ impl Kind {
 
 // The removal log's record (see `protocol`), named here for the hosts.
 pub(crate) use crate::protocol::{LogRecord, LOG_ENTER_GRACE, LOG_FLAGS, LOG_GHOST, LOG_STRIDE, SWAP_GHOST};
-use crate::protocol::{SLOT_FIELD, SLOT_FREE, SLOT_HASH, SLOT_PLAIN, SLOT_RESERVED};
+use crate::protocol::{SLOT_FIELD, SLOT_FREE, SLOT_HASH, SLOT_PLAIN, SLOT_RESERVED, TIMES_ABS, TIMES_LAST};
 
 pub(crate) struct Engine {
     ttl: f64,
@@ -107,7 +109,9 @@ pub(crate) struct Engine {
     pub(crate) budget: u64,
     clock: Clock,
     origin: f64,
-    pub times: Vec<Clocks>,
+    /// Each slot's `[abs, last]`: narrow (8 bytes a slot) while every time
+    /// fits, else wide (16).
+    pub times: clocks::ClockCol,
     /// Each slot's idle window; empty (every slot has the default, `idle`)
     /// until a slot's differs, so a cache whose entries all slide by the
     /// same window pays 16 bytes a slot for its clocks, not 24. A free
@@ -183,7 +187,7 @@ static BLANK: Engine = Engine {
     budget: 0,
     clock: Clock::ZERO,
     origin: 0.0,
-    times: Vec::new(),
+    times: clocks::ClockCol::EMPTY,
     idles: Vec::new(),
     weight: Vec::new(),
     family: Vec::new(),
@@ -239,6 +243,7 @@ impl Engine {
         e.budget = sat(opts.sweep_budget);
         e.clock = clock;
         e.origin = now;
+        e.times = clocks::ClockCol::new(now);
         // No columns up front, even for a bounded cache: they grow as entries
         // arrive (doubling, so filling costs amortized O(1) per entry), and a
         // cache that holds a few entries costs a few entries' memory.
@@ -262,7 +267,7 @@ impl Engine {
     }
 
     pub fn capacity(&self) -> usize {
-        self.times.len()
+        self.policy.bits.len()
     }
 
     pub fn keys(&self) -> u64 {
@@ -286,7 +291,7 @@ impl Engine {
     }
 
     pub fn memory(&self) -> usize {
-        self.times.capacity() * core::mem::size_of::<Clocks>()
+        self.times.memory()
             + self.idles.capacity() * 8
             + self.weight.capacity() * 4
             + self.family.capacity() * 4
@@ -322,17 +327,25 @@ impl Engine {
         }
     }
 
-    /// Moves the clock (an earlier `now` is ignored), sweeping nothing.
+    /// Moves the clock (an earlier `now` is ignored), sweeping nothing. A
+    /// time the narrow clocks cannot hold widens them first (out of memory:
+    /// an error, and the clock stays).
     pub fn advance(&mut self, now: f64) -> Result<()> {
+        // (Not a time, or `Infinity`, which fits: the clock's error.)
+        if now > self.now() && !self.times.fit(now) {
+            return Err(Error::oom("now"));
+        }
         self.clock.advance(now)
     }
 
     /// [`advance`](Self::advance) for a time already known to be finite
-    /// (the JS binding's clock cell): no error path to carry.
+    /// (the JS binding's clock cell): no error to carry. Out of memory to
+    /// widen the clocks leaves the clock where it was (the host sees the
+    /// clocks still narrow, and its reading unstored).
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
     pub fn catch_up(&mut self, now: f64) {
-        if now > self.clock.now() && now < NEVER {
-            // Finite and later: cannot fail.
+        // Finite and later: no error message to build (it would allocate).
+        if now > self.now() && now < NEVER && self.times.fit(now) {
             let _ = self.clock.advance(now);
         }
     }
@@ -418,7 +431,7 @@ impl Engine {
     /// Sets slot `i`'s weight; the first nonzero one turns the column on.
     pub(crate) fn set_wt(&mut self, i: usize, w: u32) {
         if w != 0 && self.weight.is_empty() {
-            self.weight.resize(self.times.len(), 0);
+            self.weight.resize(self.capacity(), 0);
         }
         if !self.weight.is_empty() {
             self.weight[i] = w;
@@ -429,7 +442,7 @@ impl Engine {
     /// first hash turns the column on.
     pub(crate) fn set_family(&mut self, i: usize, v: u32) {
         if self.family.is_empty() {
-            self.family.resize(self.times.len(), NIL);
+            self.family.resize(self.capacity(), NIL);
         }
         self.family[i] = v;
     }
@@ -462,7 +475,7 @@ impl Engine {
         // In wasm, `try_columns` always has: no growth path to download.
         #[cfg(not(target_arch = "wasm32"))]
         if v != self.idle && self.idles.is_empty() {
-            self.idles.resize(self.times.len(), self.idle);
+            self.idles.resize(self.capacity(), self.idle);
         }
         debug_assert!(v == self.idle || !self.idles.is_empty(), "an idle window other than the default, no column");
         if !self.idles.is_empty() {
@@ -473,7 +486,7 @@ impl Engine {
     /// Slot `s`'s own deadline: the earlier of its absolute one and the end
     /// of its idle window.
     pub(crate) fn deadline_of(&self, s: u32) -> f64 {
-        let t = self.times[s as usize];
+        let t = self.times.get(s);
         let idle_end = t.last + self.idle_of(s);
         // A compare, not `f64::min`, which wasm calls out of line (`fmin`,
         // for its NaN rule: 3% of an insert's time at 100k keys). No NaN
@@ -486,13 +499,14 @@ impl Engine {
     }
 
     /// [`try_columns`](Self::try_columns) for a write of `weight` (`hashed`:
-    /// to a hash), as the write's error: the last check before it changes
-    /// anything.
-    pub(crate) fn columns_for(&mut self, weight: u32, hashed: bool, idle: f64) -> Result<()> {
-        // No message to build in a memory that has none left: an empty one
-        // is out of memory, which the JS host words (`ERROR_OOM`).
-        self.try_columns(weight != 0, hashed, idle)
-            .map_err(|_| Error::Range { arg: "value", msg: alloc::string::String::new() })
+    /// to a hash) with clocks `c`, and the clocks column made to hold its
+    /// deadline (its last access is now, which it holds already), as the
+    /// write's error: the last check before it changes anything.
+    pub(crate) fn columns_for(&mut self, weight: u32, hashed: bool, c: &WriteClocks) -> Result<()> {
+        if self.try_columns(weight != 0, hashed, c.idle).is_err() || !self.times.fit(c.abs) {
+            return Err(Error::oom("value"));
+        }
+        Ok(())
     }
 
     /// Turns on, fallibly, the columns a write may need that a cache without
@@ -502,7 +516,7 @@ impl Engine {
     /// may need them calls this before it changes anything; on `Err`
     /// nothing has.
     pub fn try_columns(&mut self, weighed: bool, hashed: bool, idle: f64) -> core::result::Result<(), TryReserveError> {
-        let n = self.times.len();
+        let n = self.capacity();
         if (idle != self.idle || hashed && self.idle != NEVER) && self.idles.is_empty() {
             self.idles.try_reserve_exact(n)?;
             self.idles.resize(n, self.idle);
@@ -548,10 +562,10 @@ impl Engine {
     /// wheel slot fires.
     pub fn read(&mut self, s: u32) {
         let now = self.now();
-        self.times[s as usize].last = now;
+        self.times.set(s, TIMES_LAST, now);
         if self.kind(s) == Kind::Field {
             let h = self.family[s as usize];
-            self.times[h as usize].last = now;
+            self.times.set(h, TIMES_LAST, now);
             self.policy.hit(h);
         } else {
             self.policy.hit(s);
@@ -561,7 +575,7 @@ impl Engine {
     /// [`read`](Self::read) of a slot the host knows is a top-level key
     /// (plain or hash): no kind column load.
     pub fn read_key(&mut self, s: u32) {
-        self.times[s as usize].last = self.now();
+        self.times.set(s, TIMES_LAST, self.now());
         self.policy.hit(s);
     }
 
@@ -581,7 +595,7 @@ impl Engine {
 
     /// A slot's clocks (snapshots).
     pub fn times(&self, s: u32) -> Times {
-        let t = self.times[s as usize];
+        let t = self.times.get(s);
         Times { abs: t.abs, last: t.last, idle: self.idle_of(s) }
     }
 
@@ -593,7 +607,7 @@ impl Engine {
     /// Slots in use, in slot order (snapshots).
     #[cfg_attr(target_arch = "wasm32", allow(dead_code))] // used by the native TtlCache
     pub fn occupied(&self) -> impl Iterator<Item = u32> + '_ {
-        (0..self.times.len() as u32).filter(move |&s| !matches!(self.kind(s), Kind::Free | Kind::Reserved))
+        (0..self.capacity() as u32).filter(move |&s| !matches!(self.kind(s), Kind::Free | Kind::Reserved))
     }
 
     /// Sets `maxEntries` without preallocating for it: a restored engine
@@ -609,7 +623,7 @@ impl Engine {
     /// The caller has validated the clocks are live and the bounds hold.
     pub fn restore_slot(&mut self, kind: Kind, parent: u32, t: Times, weight: u32) -> u32 {
         debug_assert!(match kind {
-            Kind::Field => (parent as usize) < self.times.len() && self.kind(parent) == Kind::Hash,
+            Kind::Field => (parent as usize) < self.capacity() && self.kind(parent) == Kind::Hash,
             Kind::Plain | Kind::Hash => parent == NIL,
             Kind::Free | Kind::Reserved => false,
         });
@@ -640,7 +654,7 @@ impl Engine {
             }
         }
         self.bytes += u64::from(weight);
-        self.times[i] = Clocks { abs: t.abs, last: t.last };
+        self.times.put(s, Clocks { abs: t.abs, last: t.last });
         self.set_idle(s, t.idle);
         self.schedule(s);
         s

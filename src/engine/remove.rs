@@ -62,7 +62,7 @@ impl Engine {
         let i = s as usize;
         debug_assert!(!matches!(self.kind(s), Kind::Free), "slot {s} released twice");
         self.wheel.cancel(s);
-        self.times[i] = Clocks::EMPTY;
+        self.times.put(s, Clocks::EMPTY);
         self.set_kind(s, Kind::Free, true);
         self.set_wt(i, 0);
         if !self.family.is_empty() {

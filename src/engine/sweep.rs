@@ -16,7 +16,7 @@ impl Engine {
 
     /// Moves the clock and sweeps one budget's worth of expired entries.
     pub fn tick(&mut self, now: f64) -> Result<u64> {
-        self.clock.advance(now)?;
+        self.advance(now)?;
         self.counters.ticks += 1;
         Ok(self.sweep(self.budget, None))
     }
@@ -114,8 +114,7 @@ impl Engine {
     /// per column, and handled one after another the misses do not overlap.
     fn warm(&self, s: u32) {
         if s != NIL {
-            // SAFETY: as in `Links::warm`.
-            unsafe { core::ptr::read_volatile(&self.times[s as usize].abs) };
+            self.times.warm(s);
             self.policy.warm(s);
         }
     }

@@ -188,6 +188,66 @@ fn columns_jump_to_their_bound_at_a_sixteenth_of_it() {
     assert_eq!(caps, [8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 100_512]);
 }
 
+/// Every slot's clocks, as the engine reads them.
+fn all_times(e: &Engine) -> Vec<(u64, u64)> {
+    (0..e.capacity() as u32).map(|s| e.times(s)).map(|t| (t.abs.to_bits(), t.last.to_bits())).collect()
+}
+
+#[test]
+fn narrow_clocks_widen_for_a_time_they_cannot_hold_and_keep_every_time() {
+    // Whole milliseconds from a whole clock: narrow, 8 bytes of clocks a slot.
+    let mut e = Engine::new(&Options { idle: Some(600.0), ..Default::default() }, 1.7e12).unwrap();
+    e.try_room(64, 0, 8).unwrap();
+    let mem = e.times.memory();
+    let a = plain(&mut e, 3_600_000.0, 600.0);
+    plain(&mut e, NEVER, 600.0);
+    plain(&mut e, 4_294_967_294.0, NEVER); // the last millisecond narrow clocks hold
+    e.advance(1.7e12 + 5.0).unwrap();
+    e.read(a);
+    let before = all_times(&e);
+    assert!(!e.times.is_wide());
+    // A fractional deadline: the write's check widens the clocks (16 bytes
+    // a slot), every time read back as it was.
+    let c = e.resolve(&Write { ttl: Some(0.5), ..Default::default() }).unwrap();
+    e.columns_for(0, false, &c).unwrap();
+    assert!(e.times.is_wide());
+    assert_eq!(e.times.memory() - mem, 8 * e.capacity());
+    assert_eq!(all_times(&e), before);
+    let s = e.insert(Kind::Plain, c, 0, false);
+    assert_eq!(e.times(s).abs, 1.7e12 + 5.5);
+    e.check_invariants().unwrap();
+}
+
+#[test]
+fn a_clock_or_deadline_past_the_narrow_range_widens_the_clocks() {
+    let last = 4_294_967_294.0; // the last millisecond narrow clocks from 0 hold
+    for (i, widen) in [
+        |e: &mut Engine| e.advance(4_294_967_295.0).unwrap(),
+        |e: &mut Engine| e.advance(4_294_967_294.25).unwrap(),
+        |e: &mut Engine| assert!(e.set_expiry(Some(0), 4_294_967_295.0, false, None).unwrap()),
+        |e: &mut Engine| assert!(e.set_expiry(Some(0), 0.5, true, None).unwrap()),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let mut e = engine(Options::default());
+        e.try_room(8, 0, 8).unwrap();
+        plain(&mut e, NEVER, NEVER);
+        plain(&mut e, NEVER, 30.0);
+        e.advance(last).unwrap();
+        assert!(!e.times.is_wide(), "case {i}: the clock at the narrow range's end");
+        let before = all_times(&e);
+        widen(&mut e);
+        assert!(e.times.is_wide(), "case {i}");
+        let after = all_times(&e);
+        assert_eq!(after[1..], before[1..], "case {i}");
+        if i < 2 {
+            assert_eq!(after, before, "case {i}");
+        }
+        e.check_invariants().unwrap();
+    }
+}
+
 #[test]
 fn removing_the_last_field_removes_the_hash() {
     let mut e = engine(Options::default());
@@ -829,7 +889,7 @@ fn swap_in_writes_at_capacity_what_write_does() {
                     .unwrap()
                     .into_iter()
                     .map(|s| {
-                        let t = e.times[s as usize];
+                        let t = e.times.get(s);
                         (keys[s as usize], t.abs.to_bits(), t.last.to_bits(), e.policy.bits[s as usize])
                     })
                     .collect()

@@ -40,7 +40,7 @@ impl Engine {
         let scheduled = self.deadline_of(s) != NEVER;
         #[cfg(target_arch = "wasm32")]
         let scheduled = true;
-        self.times[s as usize] = Clocks { abs: c.abs, last: self.now() };
+        self.times.put(s, Clocks { abs: c.abs, last: self.now() });
         self.set_idle(s, c.idle);
         if scheduled {
             self.wheel.cancel(s);
@@ -129,6 +129,8 @@ impl Engine {
             || self.entries < self.max_entries
             || !self.wheel.done_by(limit)
             || d <= now
+            // (The clock fits while narrow: the engine widens first.)
+            || !self.times.fits(abs)
             || self.grace_on
             || !self.weight.is_empty()
             || !self.family.is_empty()
@@ -140,7 +142,7 @@ impl Engine {
         let s = v.slot;
         debug_assert!(self.kind(s) == Kind::Plain && self.own_live(s, now), "victim {s} is not a live plain entry");
         let old = self.deadline_of(s);
-        self.times[s as usize] = Clocks { abs, last: now };
+        self.times.put(s, Clocks { abs, last: now });
         self.set_idle(s, self.idle);
         if d < old {
             self.reschedule(s);
@@ -218,7 +220,7 @@ impl Engine {
         debug_assert!(self.kind(s) == Kind::Plain && self.is_live(s), "rewrite of slot {s}, not a live plain entry");
         let mut c = self.resolve(w)?;
         if w.keep_ttl {
-            c = WriteClocks { abs: self.times[i].abs, idle: self.idle_of(s) };
+            c = WriteClocks { abs: self.times.time(s, TIMES_ABS), idle: self.idle_of(s) };
         }
         self.check_fits(weight, None, Some(s))?;
         if !self.clocks_live(&c) {
@@ -276,7 +278,7 @@ impl Engine {
         let mut c = self.resolve(w)?;
         if w.keep_ttl {
             if let Some(s) = s.filter(|&s| self.is_live(s)) {
-                c = WriteClocks { abs: self.times[s as usize].abs, idle: self.idle_of(s) };
+                c = WriteClocks { abs: self.times.time(s, TIMES_ABS), idle: self.idle_of(s) };
             }
         }
         Ok(c)
@@ -291,7 +293,7 @@ impl Engine {
         let c = self.check_write(s, w)?;
         let live = s.filter(|&s| self.is_live(s));
         self.check_fits(weight, None, live)?;
-        self.columns_for(weight, false, c.idle)?;
+        self.columns_for(weight, false, &c)?;
         Ok(match (s, live) {
             (Some(s), Some(_)) if !self.clocks_live(&c) => {
                 self.remove(s, Reason::Deleted);
@@ -327,7 +329,7 @@ impl Engine {
         let live_f = f.filter(|&f| live_h.is_some() && self.is_live(f));
         let c = self.check_write(live_f, w)?;
         self.check_fits(weight, live_h, live_f)?;
-        self.columns_for(weight, true, c.idle)?;
+        self.columns_for(weight, true, &c)?;
         if let Some(f) = live_f {
             if self.clocks_live(&c) {
                 self.overwrite(f, (!w.keep_ttl).then_some(c), weight);
@@ -389,6 +391,10 @@ impl Engine {
     pub fn set_expiry(&mut self, s: Option<u32>, t: f64, relative: bool, cond: Option<Cond>) -> Result<bool> {
         let at =
             if relative { deadline("ms", self.now(), crate::clock::delay("ms", t)?)? } else { finite_time("time", t)? };
+        // A deadline to store must fit the clocks (a past one deletes).
+        if s.is_some() && at > self.now() && !self.times.fit(at) {
+            return Err(Error::oom("time"));
+        }
         Ok(match s {
             Some(s) => self.expire_at(s, at, cond),
             None => false,
@@ -398,16 +404,15 @@ impl Engine {
     /// Sets the absolute deadline, subject to `cond`. A deadline not in the
     /// future deletes. Returns whether anything changed.
     pub(super) fn expire_at(&mut self, s: u32, at: f64, cond: Option<Cond>) -> bool {
-        let i = s as usize;
         if let Some(c) = cond {
-            if !c.holds(self.times[i].abs, at) {
+            if !c.holds(self.times.time(s, TIMES_ABS), at) {
                 return false;
             }
         }
         if at <= self.now() {
             self.remove(s, Reason::Deleted);
         } else {
-            self.times[i].abs = at;
+            self.times.set(s, TIMES_ABS, at);
             self.reschedule(s);
         }
         true
@@ -416,8 +421,8 @@ impl Engine {
     /// Drops both clocks; true if there was one. In wasm, `try_columns`
     /// for an idle of `NEVER` first.
     pub fn persist(&mut self, s: u32) -> bool {
-        let had = self.times[s as usize].abs != NEVER || self.idle_of(s) != NEVER;
-        self.times[s as usize].abs = NEVER;
+        let had = self.times.time(s, TIMES_ABS) != NEVER || self.idle_of(s) != NEVER;
+        self.times.set(s, TIMES_ABS, NEVER);
         self.set_idle(s, NEVER);
         self.wheel.cancel(s);
         had

@@ -49,6 +49,14 @@ function checkBystander(c, i, what) {
 }
 
 const bystanders = [0, 1, 2].map(makeBystander);
+// A cache following a clock on whole milliseconds (narrow clocks, 8 bytes a
+// slot) whose clock turns fractional while memory is exhausted: widening the
+// clocks takes memory, so the method that read the clock throws, and the
+// cache stays at its last time, whole and working (part 2); once memory is
+// back, it widens (part 3).
+let followed = 1000;
+const follower = new TtlCache({ clock: () => followed, idle: 1e6 });
+for (let j = 0; j < 2000; j++) follower.set(`f${j}`, j);
 const hogs = [];
 let full = null;
 
@@ -137,6 +145,11 @@ if (full !== null) {
   b.set("k1", "0:1");
 }
 bystanders.forEach((b, i) => checkBystander(b, i, "after the hostile calls"));
+await null; // a new run: the follower reads its clock again
+followed += 0.5;
+attempt("a followed clock turned fractional (full)", () => follower.get("f0"));
+expect(follower.get("f1") === 1 && follower.size === 2000, "the follower lost entries when its clock could not move");
+expect(follower.ttl("f1") === 1e6, `the follower's clock and clocks disagree: ttl ${follower.ttl("f1")}`);
 
 // 3. Memory comes back: clear() and free() make room, everything works again.
 // clear() may need memory for its removal log; it works or is a RangeError.
@@ -150,6 +163,9 @@ for (let j = 0; j < 100000; j++) again.set(`k${j}`, j);
 again.hset("h", "f", 1);
 expect(TtlCache.restore(again.snapshot()).size === 100001, "restore after recovery failed");
 bystanders.forEach((b, i) => checkBystander(b, i, "after recovery"));
+await null;
+followed += 0.25;
+expect(follower.get("f2") === 2 && follower.ttl("f2") === 1e6, "the follower did not move to its fractional clock");
 
 // 4. Throwaway caches, never freed: the garbage collector returns their memory.
 if (typeof globalThis.gc === "function") {
