@@ -40,12 +40,6 @@ fn small_room(sizes: &[usize]) -> bool {
     true
 }
 
-/// Whether `n` more bytes can be allocated now (and then freed again, so
-/// the allocations that follow find them).
-fn headroom(n: usize) -> bool {
-    Vec::<u8>::new().try_reserve_exact(n).is_ok()
-}
-
 /// A count limit: positive integer or `Infinity` (none).
 fn limit(arg: &'static str, v: f64, zero_ok: bool) -> Result<Option<u64>, Error> {
     if v == f64::INFINITY {
@@ -88,9 +82,6 @@ pub struct RawEngine {
     /// The slots the last `reserve` handed out (`ST_RESERVED`).
     reserved: Vec<u32>,
     error: Option<Error>,
-    /// Bytes JS copies in for `restore`/`checkSnapshot`: allocated here,
-    /// fallibly (wasm-bindgen's own argument copy aborts on failure).
-    input: Vec<u8>,
     /// What `stats` fills, allocated up front so that `stats` never
     /// allocates (it must work when memory is exhausted).
     stats: Box<[f64; STATS_LEN]>,
@@ -298,7 +289,6 @@ impl RawEngine {
             queue: Vec::new(),
             reserved: Vec::new(),
             error: None,
-            input: Vec::new(),
             stats: Box::new([0.0; STATS_LEN]),
             now: Box::new([now, 0.0]),
             owed: 0,
@@ -517,16 +507,5 @@ impl RawEngine {
             *o = x as f64;
         }
         self.stats.as_ptr() as u32
-    }
-
-    /// A buffer for `n` bytes JS copies in before `restore` or
-    /// `checkSnapshot`; returns its address, or 0 when memory cannot hold it.
-    pub fn input(&mut self, n: u32) -> u32 {
-        self.input = Vec::new();
-        if self.input.try_reserve_exact(n as usize).is_err() {
-            return 0;
-        }
-        self.input.resize(n as usize, 0);
-        self.input.as_mut_ptr() as u32
     }
 }

@@ -75,6 +75,9 @@ mod heap;
 mod list;
 mod policy;
 mod protocol;
+// Not in the npm package's wasm: JS checks and reads snapshots there
+// (`pkg-template/src/decode.js`), and the engine only restores slots.
+#[cfg(any(feature = "std", not(target_arch = "wasm32")))]
 pub mod snapshot;
 mod types;
 mod wheel;

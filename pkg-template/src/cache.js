@@ -35,7 +35,7 @@ import { hashMethods, liveKey } from "./hashes.js";
 import { iterationMethods } from "./iteration.js";
 import { invalidate, invalidateAll, loadMethods, newLoads } from "./loading.js";
 import { F64, U8, U32, attachMemory, syncViews } from "./memory.js";
-import { fillIndex, restoreEngine, takeAdopted } from "./restore.js";
+import { restoreCache, takeAdopted } from "./restore.js";
 import { snapshotMethods } from "./snapshot.js";
 import {
   CTOR_OPTIONS, checkOptions, checkString, checkValue, describe, optionalFunction, optionalNumber, optionalSpan,
@@ -907,8 +907,10 @@ export class TtlCache {
    * @returns {TtlCache}
    */
   static restore(bytes, opts) {
-    const [c, copy] = restoreEngine(TtlCache, bytes, opts);
-    fillIndex(copy, c.#keyMap, c.#keyList, c.#valList);
+    const [c, keyMap, keyList, valList] = restoreCache(TtlCache, bytes, opts);
+    c.#keyMap = keyMap;
+    c.#keyList = keyList;
+    c.#valList = valList;
     return c;
   }
 

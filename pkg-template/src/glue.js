@@ -14,7 +14,6 @@ import {
   ERROR_RANGE,
   ERROR_TYPE,
   ERROR_WORDS,
-  RESTORE_LEN,
 } from "./protocol.js";
 
 let wasm;
@@ -75,9 +74,6 @@ export class RawEngine {
     finalizer.unregister(this);
     wasm.rawengine_free(p);
   }
-  checkSnapshot() {
-    return check(wasm.rawengine_checkSnapshot(this.p));
-  }
   clear() {
     check(again(this, () => wasm.rawengine_clear(this.p)));
   }
@@ -90,9 +86,6 @@ export class RawEngine {
   }
   hwrite(h, f, flags, ttl, idle, at, weight) {
     return again(this, () => wasm.rawengine_hwrite(this.p, h, f, flags, ttl, idle, at, weight)) >>> 0;
-  }
-  input(n) {
-    return wasm.rawengine_input(this.p, n) >>> 0;
   }
   nextExpiry() {
     return wasm.rawengine_nextExpiry(this.p);
@@ -112,11 +105,9 @@ export class RawEngine {
   reserve(n) {
     wasm.rawengine_reserve(this.p, n);
   }
-  /** The snapshot header's numbers, in RESTORE_* order. */
-  restore() {
-    const h = wasm.rawengine_restore(this.p);
-    if (!h) throw error();
-    return new Float64Array(wasm.memory.buffer, h, RESTORE_LEN).slice();
+  /** Restores a snapshot's next slot into this fresh engine; returns it (see src/binding/snap.rs). */
+  restore(kind, parent, abs, last, idle, w) {
+    return check(wasm.rawengine_restore(this.p, kind, parent, abs, last, idle, w));
   }
   setGrace(s, ms) {
     wasm.rawengine_setGrace(this.p, s, ms);

@@ -30,16 +30,3 @@ export function attachMemory() {
 export function syncViews() {
   if (U8.length === 0) attachMemory();
 }
-
-/**
- * Copies `bytes` into a buffer engine `e` allocates for them (fallibly:
- * an allocation that fails inside a call would trap, so the engine allocates).
- */
-export function copyIn(e, bytes, arg) {
-  const p = e.input(bytes.length);
-  if (p === 0 && bytes.length !== 0) {
-    throw new RangeError(`${arg}: out of memory: wasm memory cannot hold ${bytes.length} bytes`);
-  }
-  syncViews();
-  U8.set(bytes, p);
-}

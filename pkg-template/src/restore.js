@@ -1,22 +1,13 @@
-// The restore hand-off: `TtlCache.restore` has the engine check and decode
-// snapshot bytes into a fresh RawEngine, hands that engine to the
-// constructor (instead of a new one), then fills the key index from the bytes
-// (tape.js).
+// The restore hand-off: `TtlCache.restore` has decode.js check the bytes and
+// build the keys and values, a new RawEngine take the entries' slots with
+// their exact clocks, and hands that engine to the constructor (instead of
+// a new one); the key index and values then go to the cache.
 
 import { RawEngine } from "./glue.js";
 import { clockOption } from "./clock.js";
-import { attachMemory, copyIn, syncViews } from "./memory.js";
-import {
-  RESTORE_IDLE,
-  RESTORE_MAX_BYTES,
-  RESTORE_MAX_ENTRIES,
-  RESTORE_NOW,
-  RESTORE_SWEEP_BUDGET,
-  RESTORE_TTL,
-  SNAP_FLAGS_AT,
-  SNAP_FLAG_FOLLOWS,
-  SNAP_VERSION_AT,
-} from "./protocol.js";
+import { decode, invalid } from "./decode.js";
+import { attachMemory, syncViews } from "./memory.js";
+import { ENTRY_HASH } from "./protocol.js";
 import { RESTORE_OPTIONS, checkOptions, describe, optionalFunction } from "./validate.js";
 
 // The engine `TtlCache.restore` hands the constructor instead of a new one.
@@ -30,11 +21,11 @@ export function takeAdopted() {
 }
 
 /**
- * `TtlCache.restore` up to the key index: checks the arguments, has a new
- * engine decode the bytes, and builds a `Cache` around that engine.
- * Returns the cache and the copy of the bytes to fill its index from.
+ * `TtlCache.restore` but for the cache's own fields: checks the arguments,
+ * decodes the bytes, restores the engine, and builds a `Cache` around it.
+ * Returns the cache, its key index, key list and value list.
  */
-export function restoreEngine(Cache, bytes, opts) {
+export function restoreCache(Cache, bytes, opts) {
   attachMemory();
   if (Object.prototype.toString.call(bytes) !== "[object Uint8Array]") {
     throw new TypeError(`bytes: must be a Uint8Array, got ${describe(bytes)}`);
@@ -46,30 +37,38 @@ export function restoreEngine(Cache, bytes, opts) {
   const optNow = o.now;
   const optClock = o.clock;
   clockOption(optNow, optClock);
-  // Our own copy: the bytes are read twice (checked in wasm, then decoded
-  // here), and must be the same bytes both times.
-  const copy = Uint8Array.prototype.slice.call(bytes);
-  const raw = new RawEngine(0, Infinity, Infinity, Infinity, Infinity, 0);
+  // A plain Uint8Array copy (its internal slots, not getters a subclass may
+  // have): the byte arrays restored are slices of it, not Buffers or views.
+  const [now, ttl, idle, maxEntries, maxBytes, sweepBudget, follows, keyMap, keyList, valList, slots] = decode(
+    new Uint8Array(bytes),
+    true,
+  );
+  const raw = new RawEngine(now, ttl, idle, Infinity, maxBytes, sweepBudget);
   let c;
   try {
-    copyIn(raw, copy, "bytes");
-    const h = raw.restore();
+    let hash = 0;
+    for (let i = 0, s = 0; i < slots.length; i += 5, s++) {
+      if (slots[i] === ENTRY_HASH) hash = s;
+      if (raw.restore(slots[i], hash, slots[i + 1], slots[i + 2], slots[i + 3], slots[i + 4]) !== s) {
+        throw invalid("internal: restored slots out of order");
+      }
+    }
+    // The bound last: the columns grew with the entries, not to it.
+    raw.restore(-1, 0, maxEntries);
     // It may have grown the memory: every cache's views must follow.
     syncViews();
-    // The clock mode is a header flag of version 2 (the decoder checked it);
-    // version 1 had none and reads as manual. Options override it (`now` is
-    // a number or undefined, `clock` a function or undefined: checked above).
-    const follows = copy[SNAP_VERSION_AT] >= 2 && (copy[SNAP_FLAGS_AT] & SNAP_FLAG_FOLLOWS) !== 0;
     // Built (its getters read) before the engine is up for adoption: a
     // getter may construct another cache, which must not take it.
     const options = {
-      now: optNow ?? (optClock || follows ? undefined : h[RESTORE_NOW]),
+      // Options override the snapshot's clock mode (`now` is a number or
+      // undefined, `clock` a function or undefined: checked above).
+      now: optNow ?? (optClock || follows ? undefined : now),
       clock: optClock,
-      ttl: h[RESTORE_TTL],
-      idle: h[RESTORE_IDLE],
-      maxEntries: h[RESTORE_MAX_ENTRIES],
-      maxBytes: h[RESTORE_MAX_BYTES],
-      sweepBudget: h[RESTORE_SWEEP_BUDGET],
+      ttl,
+      idle,
+      maxEntries,
+      maxBytes,
+      sweepBudget,
       sizeOf,
       dispose,
       refresh: o.refresh,
@@ -86,7 +85,5 @@ export function restoreEngine(Cache, bytes, opts) {
   } finally {
     adopting = null;
   }
-  return [c, copy];
+  return [c, keyMap, keyList, valList];
 }
-
-export { fillIndex } from "./tape.js";

@@ -1,5 +1,5 @@
-// The snapshot writer (format: SNAPSHOT.md) and its CRC-32. The decoder is
-// Rust's (src/snapshot/); it checks every snapshot written here before
+// The snapshot writer (format: SNAPSHOT.md). The decoder (decode.js, which
+// makes the Rust decoder's checks) checks every snapshot written here before
 // snapshot() returns it, and accepts only canonical encodings. The Rust writer
 // (src/snapshot/encoder.rs) must write the same bytes: tests/data/corpus.jsonl
 // checks both byte for byte (SNAPSHOT.md says why there are two).
@@ -39,22 +39,20 @@ import {
   alive,
   clock,
   clockOf,
-  drain,
   idleOf,
   engine,
-  flush,
   keyMap,
   live,
   now,
   opts,
   sizeOf,
   syncClock,
-  toEngine,
   valList,
 } from "./cache.js";
 import { isHash } from "./hash.js";
 import { liveKey } from "./hashes.js";
-import { copyIn, syncViews } from "./memory.js";
+import { syncViews } from "./memory.js";
+import { crc32, decode } from "./decode.js";
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 // A row of `rows` (see `row` below): name, value, abs, last, idle, weight.
@@ -273,13 +271,13 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
       value(rows[r + 1], 0);
     }
   }
-  // The length; the CRC-32 of everything before it is the engine's to
-  // compute (checkSnapshot), in the trailer left zero here.
+  // The length, then the CRC-32 of everything before it.
   const total = n + SNAP_TRAILER_LEN;
   dv.setUint32(SNAP_LENGTH_AT, total % 2 ** 32, true);
   dv.setUint32(SNAP_LENGTH_AT + 4, Math.floor(total / 2 ** 32), true);
   need(SNAP_TRAILER_LEN);
-  return buf.slice(0, n + SNAP_TRAILER_LEN);
+  dv.setUint32(n, crc32(buf, n), true);
+  return buf.slice(0, total);
 }
 
 // ---- TtlCache.prototype.snapshot: copying the live state out ---------------
@@ -291,23 +289,6 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
 function row(c, rows, name, v, s, sized) {
   syncViews();
   rows.push(name, v, clockOf(c, s, 0), clockOf(c, s, TIMES_LAST), idleOf(c, s), sized ? engine(c).slotWeight(s) : 0);
-}
-
-/**
- * Has the engine fill in the CRC-32 of snapshot bytes this side wrote and
- * check them. The bytes are copied into a buffer the engine allocates
- * fallibly: too big for wasm memory is a RangeError, and the cache is
- * unchanged.
- */
-function check(c, out) {
-  const e = toEngine(c);
-  copyIn(e, out, "snapshot");
-  try {
-    new DataView(out.buffer).setUint32(out.length - SNAP_TRAILER_LEN, e.checkSnapshot(), true);
-  } finally {
-    syncViews();
-  }
-  flush(c, drain(c));
 }
 
 export const snapshotMethods = {
@@ -344,7 +325,9 @@ export const snapshotMethods = {
       shape.push(n);
     }
     const out = encodeSnapshot(now(this), clock(this) !== undefined, opts(this), rows, shape);
-    check(this, out);
+    // Checked as restore checks it (without building the values), so no
+    // bytes snapshot() returns are bytes restore rejects.
+    decode(out, false);
     return out;
   },
 };

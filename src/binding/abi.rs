@@ -12,6 +12,7 @@
 //! (`cache.js` checks for `free()` before every call).
 
 use super::{JsResult, RawEngine};
+use crate::engine::Times;
 use crate::error::Error;
 use crate::protocol::{
     CALL_FAILED, ERROR_CLASS, ERROR_MSG, ERROR_MSG_LEN, ERROR_OOM, ERROR_PLAIN, ERROR_RANGE, ERROR_TYPE, ERROR_WORDS,
@@ -196,35 +197,20 @@ pub extern "C" fn rawengine_stats(p: *mut RawEngine) -> u32 {
 }
 
 #[no_mangle]
-pub extern "C" fn rawengine_input(p: *mut RawEngine, n: u32) -> u32 {
-    eng(p).input(n)
-}
-
-#[no_mangle]
-pub extern "C" fn rawengine_checkSnapshot(p: *mut RawEngine) -> f64 {
-    num(eng(p).check_snapshot(), f64::from)
-}
-
-#[no_mangle]
 pub extern "C" fn rawengine_slotWeight(p: *mut RawEngine, s: u32) -> u32 {
     eng(p).slot_weight(s)
 }
 
-/// The snapshot header's six numbers (see `restore`), in the stats buffer,
-/// or 0 when the bytes were refused.
+/// The slot restored (see `RawEngine::restore`), or `CALL_FAILED`.
 #[no_mangle]
-pub extern "C" fn rawengine_restore(p: *mut RawEngine) -> u32 {
-    let r = eng(p);
-    match r.restore() {
-        Ok(h) => {
-            for (o, &x) in r.stats.iter_mut().zip(h.iter().take(6)) {
-                *o = x;
-            }
-            r.stats.as_ptr() as u32
-        }
-        Err(e) => {
-            last().error = Some(e);
-            0
-        }
-    }
+pub extern "C" fn rawengine_restore(
+    p: *mut RawEngine,
+    kind: u32,
+    parent: u32,
+    abs: f64,
+    last: f64,
+    idle: f64,
+    w: u32,
+) -> f64 {
+    num(eng(p).restore(kind, parent, Times { abs, last, idle }, w), f64::from)
 }

@@ -60,26 +60,40 @@ for (let j = 0; j < 2000; j++) follower.set(`f${j}`, j);
 const hogs = [];
 let full = null;
 
-// 1. Take wasm memory to its limit. Most of it goes to bare engines' input
-//    buffers (what restore() holds while it checks bytes; allocating 4 GiB
-//    through set() costs minutes of CPU); then one buffer is given back, and
-//    a real cache fills it with entries until a write fails for want of memory.
+// 1. Take wasm memory to its limit. Most of it goes to bare engines' columns
+//    (allocating 4 GiB through set() costs minutes of CPU); then one engine
+//    is given back, and a real cache fills its memory with entries until a
+//    write fails for want of memory.
 const started = Date.now();
 const glue = await import(new URL("../../node_modules/lapse/dist/glue.js", import.meta.url));
+const { ST_CAP, ST_RESERVED_LEN, QUEUE_CAP } = await import(new URL("../../node_modules/lapse/dist/protocol.js", import.meta.url));
 const ballast = [];
-// Takes wasm memory in engines' input buffers, `largest` bytes at a time and
-// then ever smaller pieces down to `smallest`, until none fits.
+// About what a bounded engine's columns take per slot (memory-growth.test.mjs
+// holds it under 28 B).
+const SLOT_BYTES = 25;
+// A bare engine whose columns take about `bytes` of wasm memory, or null when
+// memory cannot hold them: a bounded engine's columns jump to their bound once
+// 1/16 of it is in use (src/engine/room.rs), so reserving slots gets there.
+function hog(bytes) {
+  const bound = Math.max(1, Math.floor(bytes / SLOT_BYTES) - 512);
+  const raw = attempt("new RawEngine (filling)", () => new glue.RawEngine(0, Infinity, Infinity, bound, Infinity, 0));
+  if (raw instanceof Error) return null;
+  const st = raw.statusPtr() >>> 2;
+  const status = (i) => new Uint32Array(glue.wasmMemory().buffer)[st + i];
+  while (status(ST_CAP) < bound) {
+    raw.reserve(QUEUE_CAP);
+    if (status(ST_RESERVED_LEN) === 0) {
+      raw.free();
+      return null;
+    }
+  }
+  return raw;
+}
+// Takes wasm memory in engines' columns, `largest` bytes at a time and then
+// ever smaller pieces down to `smallest`, until none fits.
 function fill(largest, smallest) {
   for (let chunk = largest; chunk >= smallest; chunk >>= 2) {
-    for (;;) {
-      const raw = attempt("new RawEngine (filling)", () => new glue.RawEngine(0, Infinity, Infinity, Infinity, Infinity, 0));
-      if (raw instanceof Error) break;
-      if (raw.input(chunk) === 0) {
-        raw.free();
-        break;
-      }
-      ballast.push(raw);
-    }
+    for (let raw = hog(chunk); raw !== null; raw = hog(chunk)) ballast.push(raw);
   }
 }
 fill(256 << 20, 64 << 10);
@@ -133,8 +147,17 @@ for (const b of bystanders) {
   attempt("stats (full)", () => b.stats());
 }
 if (full !== null) {
-  attempt("snapshot of the big cache (full)", () => full.cache.snapshot());
-  attempt("restore of big bytes (full)", () => TtlCache.restore(new Uint8Array(64 << 20).fill(1)));
+  const snap = attempt("snapshot of the big cache (full)", () => full.cache.snapshot());
+  // Its entries' slots need the memory the big cache holds: a RangeError.
+  if (!(snap instanceof Error)) attempt("restore of the big cache's snapshot (full)", () => TtlCache.restore(snap));
+  // Big bytes that are no snapshot are refused before restore needs any wasm memory.
+  let refused = null;
+  try {
+    TtlCache.restore(new Uint8Array(64 << 20).fill(1));
+  } catch (e) {
+    refused = e;
+  }
+  expect(refused?.constructor === Error && /^bytes: not a valid snapshot: not a lapse snapshot$/.test(refused.message), `restore of big bytes (full): ${refused}`);
 }
 // A snapshot of a value too large for what is left: before, a trap.
 {

@@ -59,7 +59,7 @@ test("every data form round-trips exactly", () => {
 });
 
 test("keys and fields keep every UTF-16 code unit, lone surrogates included", () => {
-  const keys = ["", "\uD800", "\uDFFF", "a\uD83D", "\uDE00b", "😀", "__proto__", "constructor", "x".repeat(70000), "\u0100"];
+  const keys = ["", "\uD800", "\uDFFF", "a\uD83D", "\uDE00b", "😀", "__proto__", "constructor", "x".repeat(70000), "\u0100", "\u0100".repeat(9000) + "\uD800"];
   const c = new TtlCache({ now: 0 });
   keys.forEach((k, i) => c.set(k, i));
   keys.forEach((f, i) => c.hset("hash", f, i));
