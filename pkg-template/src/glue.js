@@ -118,7 +118,7 @@ export class RawEngine {
     return new Float64Array(wasm.memory.buffer, h, RESTORE_LEN).slice();
   }
   setGrace(s, ms) {
-    wasm.rawengine_setGrace(this.p, s, ms);
+    check(wasm.rawengine_setGrace(this.p, s, ms));
   }
   slotWeight(s) {
     return wasm.rawengine_slotWeight(this.p, s) >>> 0;
