@@ -432,13 +432,19 @@ impl RawEngine {
     }
 
     /// Grace (stale-if-error, ms; JS validated it): slot `s`'s own, or with
-    /// `s = NIL` the default, which turns grace on. One method for both: each
-    /// binding method carries the `call` prologue.
-    pub fn set_grace(&mut self, s: u32, ms: f64) {
+    /// `s = NIL` the default, which turns grace on (if it is off: a `fetch`
+    /// with a grace of its own turns it on before it starts, with the
+    /// default 0). One method for both: each binding method carries the
+    /// `call` prologue. Out of memory (a column for every slot) changes
+    /// nothing.
+    pub fn set_grace(&mut self, s: u32, ms: f64) -> JsResult<()> {
         self.call(|e| match Self::slot(s) {
-            Some(s) => e.set_slot_grace(s, ms),
-            None => e.set_grace(ms),
-        });
+            Some(s) => {
+                e.set_slot_grace(s, ms);
+                Ok(())
+            }
+            None => e.set_grace(ms).map_err(|_| Error::oom("grace")),
+        })
     }
 
     /// Until when expired slot `s` keeps its value as a fallback; 0 if not.

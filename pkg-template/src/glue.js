@@ -110,7 +110,7 @@ export class RawEngine {
     return check(wasm.rawengine_restore(this.p, kind, parent, abs, last, idle, w));
   }
   setGrace(s, ms) {
-    wasm.rawengine_setGrace(this.p, s, ms);
+    check(wasm.rawengine_setGrace(this.p, s, ms));
   }
   slotWeight(s) {
     return wasm.rawengine_slotWeight(this.p, s) >>> 0;

@@ -107,6 +107,13 @@ function fetchIn(c, key, field, loader, opts) {
     s = fieldSlot(c, h, field);
   }
   if (fo.signal !== undefined && fo.signal.aborted) return Promise.reject(fo.signal.reason);
+  // A grace of its own needs grace on, which takes memory (a column for
+  // every slot): turned on now, so that running out fails this fetch
+  // before anything changed rather than its store after the write.
+  if (fo.grace !== undefined) {
+    toEngine(c).setGrace(NIL, 0);
+    drain(c);
+  }
   if (refresh !== undefined) trackBirths(c);
   let ld = loadOf(l.map, key, field);
   if (s !== NIL) {

@@ -167,8 +167,8 @@ pub extern "C" fn rawengine_takeError(p: *mut RawEngine) {
 }
 
 #[no_mangle]
-pub extern "C" fn rawengine_setGrace(p: *mut RawEngine, s: u32, ms: f64) {
-    eng(p).set_grace(s, ms);
+pub extern "C" fn rawengine_setGrace(p: *mut RawEngine, s: u32, ms: f64) -> i32 {
+    flag(eng(p).set_grace(s, ms).map(|()| false))
 }
 
 #[no_mangle]

@@ -5,31 +5,34 @@ use super::*;
 
 impl Engine {
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
-    /// Turns grace on with `ms` as the grace of every slot not given its
-    /// own. Called before any slot is written, or on a restored engine
-    /// (whose slots then take `ms`).
-    pub fn set_grace(&mut self, ms: f64) {
-        self.grace = ms;
-        self.enable_grace();
-        self.grace_ms.iter_mut().for_each(|g| *g = ms);
-    }
-
-    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
-    fn enable_grace(&mut self) {
-        if !self.grace_on {
-            self.grace_on = true;
-            // (resize, not vec!: the same code as grow's, and no alloc macro in no_std)
-            self.grace_ms.resize(self.capacity(), self.grace);
-            self.hash_graced.resize(self.hashes.len(), 0);
+    /// Turns grace on, with `ms` as the grace of every slot not given its
+    /// own; nothing if it is on already (its slots keep theirs). Called on
+    /// a new engine (the `grace` option), and before a `fetch` with a
+    /// `grace` of its own can store anything. Fallible: a column for every
+    /// slot, which a full memory may not hold; on `Err` nothing changed.
+    pub fn set_grace(&mut self, ms: f64) -> core::result::Result<(), TryReserveError> {
+        if self.grace_on {
+            return Ok(());
         }
+        self.grace_ms.try_reserve_exact(self.capacity())?;
+        self.hash_graced.try_reserve_exact(self.hashes.len())?;
+        self.grace_on = true;
+        self.grace = ms;
+        // (resize, not vec!: the same code as grow's, and no alloc macro in no_std)
+        self.grace_ms.resize(self.capacity(), ms);
+        self.hash_graced.resize(self.hashes.len(), 0);
+        Ok(())
     }
 
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
-    /// Gives live slot `s` its own grace (a `fetch` with `grace`). It keeps
-    /// it through overwrites until the slot is freed.
+    /// Gives live slot `s` its own grace (a `fetch` with `grace`, which
+    /// turned grace on before it started). It keeps it through overwrites
+    /// until the slot is freed.
     pub fn set_slot_grace(&mut self, s: u32, ms: f64) {
-        self.enable_grace();
-        self.grace_ms[s as usize] = ms;
+        debug_assert!(self.grace_on, "a slot's grace with grace off");
+        if self.grace_on {
+            self.grace_ms[s as usize] = ms;
+        }
     }
 
     /// Until when the value of expired slot `s` is kept as a fallback: a

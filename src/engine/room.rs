@@ -194,6 +194,10 @@ impl Engine {
         // once; capacity is kept, so this allocates only as the cache grows.
         self.hashes.try_reserve(slots)?;
         self.hash_free.try_reserve(self.hashes.len() + slots - self.hash_free.len())?;
+        // A new hash list's grace count (`new_hash_list`).
+        if self.grace_on {
+            self.hash_graced.try_reserve(self.hashes.len() + slots - self.hash_graced.len())?;
+        }
         Ok(())
     }
 
@@ -229,6 +233,9 @@ impl Engine {
         }
         if !self.family.is_empty() {
             self.family.try_reserve_exact(extra)?;
+        }
+        if self.grace_on {
+            self.grace_ms.try_reserve_exact(extra)?;
         }
         self.policy.try_reserve(extra)?;
         // (With its buckets, at the first growth: no slot is scheduled

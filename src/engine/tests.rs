@@ -266,7 +266,7 @@ fn removing_the_last_field_removes_the_hash() {
 #[test]
 fn grace_keeps_an_expired_slot_until_its_end_then_sweeps_it() {
     let mut e = engine(Options::default());
-    e.set_grace(50.0);
+    e.set_grace(50.0).unwrap();
     let s = plain(&mut e, 100.0, NEVER);
     let other = plain(&mut e, 100.0, NEVER);
     e.set_slot_grace(other, 10.0);
@@ -293,7 +293,7 @@ fn grace_keeps_an_expired_slot_until_its_end_then_sweeps_it() {
 #[test]
 fn a_graced_slot_leaves_as_expired_whatever_removes_it() {
     let mut e = engine(Options::default());
-    e.set_grace(NEVER);
+    e.set_grace(NEVER).unwrap();
     let a = plain(&mut e, 10.0, NEVER);
     let b = plain(&mut e, 10.0, NEVER);
     e.advance(20.0).unwrap();
@@ -321,7 +321,7 @@ fn a_graced_slot_leaves_as_expired_whatever_removes_it() {
 #[test]
 fn grace_costs_one_more_wheel_visit_per_entry() {
     let mut e = engine(Options { sweep_budget: Some(100), ..Default::default() });
-    e.set_grace(1000.0);
+    e.set_grace(1000.0).unwrap();
     for i in 0..1000 {
         plain(&mut e, 10.0 + f64::from(i % 7), NEVER);
     }
@@ -342,7 +342,7 @@ fn grace_costs_one_more_wheel_visit_per_entry() {
 #[test]
 fn a_field_enters_grace_but_its_hash_deadline_has_none() {
     let mut e = engine(Options::default());
-    e.set_grace(100.0);
+    e.set_grace(100.0).unwrap();
     let h = e.insert(Kind::Hash, WriteClocks::NONE, 0, false);
     let short = e.resolve(&Write { ttl: Some(10.0), ..Default::default() }).unwrap();
     let long = e.resolve(&Write::default()).unwrap();
@@ -361,7 +361,7 @@ fn a_field_enters_grace_but_its_hash_deadline_has_none() {
 #[test]
 fn a_hash_whose_fields_are_all_in_grace_is_in_grace() {
     let mut e = engine(Options::default());
-    e.set_grace(100.0);
+    e.set_grace(100.0).unwrap();
     let h = e.insert(Kind::Hash, WriteClocks::NONE, 0, false);
     let c = e.resolve(&Write { ttl: Some(10.0), ..Default::default() }).unwrap();
     let f1 = e.insert_field(h, c, 0);
@@ -430,7 +430,7 @@ fn grace_bookkeeping_holds_under_random_operations() {
             x % n
         };
         let mut e = engine(Options { max_entries: Some(24), ..Default::default() });
-        e.set_grace(if seed % 3 == 0 { NEVER } else { 30.0 });
+        e.set_grace(if seed % 3 == 0 { NEVER } else { 30.0 }).unwrap();
         let mut now = 0.0;
         for step in 0..400 {
             let cap = e.capacity() as u32;
@@ -668,8 +668,8 @@ fn calls_that_stop_for_a_full_log_and_are_made_again_do_what_one_call_does() {
         let has_bytes = opts.max_bytes.is_some();
         let (mut a, mut b) = (engine(opts.clone()), engine(opts));
         if seed % 3 == 0 {
-            a.set_grace(25.0);
-            b.set_grace(25.0);
+            a.set_grace(25.0).unwrap();
+            b.set_grace(25.0).unwrap();
         }
         // One step's two records, or a little more.
         b.log_cap = LOG_STRIDE * (2 + (seed as usize % 3));

@@ -58,6 +58,11 @@ let followed = 1000;
 const follower = new TtlCache({ clock: () => followed, idle: 1e6 });
 for (let j = 0; j < 2000; j++) follower.set(`f${j}`, j);
 const hogs = [];
+// Made without grace, with 100k slots (and slots reserved for inserts to
+// come): a fetch with its own `grace` turns grace on, a column for every
+// slot, which an exhausted memory cannot hold.
+const graceless = new TtlCache({ now: 0 });
+for (let j = 0; j < 100_000; j++) graceless.set(`g${j}`, j);
 let full = null;
 
 // 1. Take wasm memory to its limit. Most of it goes to bare engines' columns
@@ -134,6 +139,21 @@ if (full !== null) {
   attempt("hset (full)", () => c.hset("hh", "f", 1));
   c.set("k0", "over"); // an overwrite needs no memory
   expect(c.get("k0") === "over", "overwrite failed");
+}
+// The load's store used to turn grace on where the slot's grace is set,
+// after the value was written, allocating inside that call: a trap.
+{
+  const r = await graceless.fetch("fresh", async () => "loaded", { grace: 1000 }).then(
+    (v) => v,
+    (e) => e,
+  );
+  if (r instanceof Error) {
+    attempt("fetch with grace (full)", () => {
+      throw r;
+    });
+    expect(!graceless.has("fresh"), "a fetch that failed for want of memory stored its value");
+  } else expect(r === "loaded" && graceless.get("fresh") === "loaded", `fetch with grace (full) gave ${String(r)}`);
+  expect(graceless.get("g0") === 0 && graceless.get("g99999") === 99_999, "the graceless cache lost entries");
 }
 for (let i = 0; i < 200; i++) attempt("new TtlCache (full)", () => new TtlCache({ now: 0 }).set("a", 1));
 bystanders.forEach((b, i) => checkBystander(b, i, "exhausted"));
