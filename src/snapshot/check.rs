@@ -21,7 +21,8 @@ pub(super) fn array_index(u: &[u16]) -> Option<u32> {
 
 /// Whether two of `items` are equal. Sorts (heapsort: O(n log n) whatever
 /// the input, so crafted keys cannot slow it down the way they can a hash
-/// table; and a few hundred bytes of wasm, where `sort_unstable` costs 20 KB).
+/// table; and, while the package's wasm linked this decoder, a few hundred
+/// bytes of wasm where `sort_unstable` cost 20 KB).
 pub(super) fn has_dup(mut v: Vec<&[u16]>) -> bool {
     fn sift(v: &mut [&[u16]], mut root: usize, end: usize) {
         loop {

@@ -342,8 +342,8 @@ test("crafted colliding keys do not degrade the cache to O(n) per operation", ()
   const tRandom = time(random);
   // Quadratic behaviour would be ~n/2 = 25,000x slower; allow 5x for noise.
   assert.ok(tCrafted < tRandom * 5 + 50, `crafted ${tCrafted.toFixed(1)} ms vs random ${tRandom.toFixed(1)} ms`);
-  // The restore path goes through the same JS Map, and Rust's duplicate-key
-  // check sorts (no hashing): restoring the crafted keys is also fast.
+  // The restore path goes through the same JS Map (decode.js finds duplicate
+  // keys with it): restoring the crafted keys is also fast.
   const c = new TtlCache({ now: 0 });
   for (const k of crafted) c.set(k, 1);
   const t0 = performance.now();
