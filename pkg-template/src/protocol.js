@@ -168,11 +168,7 @@
 //   (only the default while `ST_IDLES` is 0), but only when
 //   its deadline does not move earlier (the wheel reschedules a later
 //   deadline lazily when the old one fires; an earlier one needs `write`),
-//   its weight is unchanged, and its deadline is not past;
-// - the input buffer `input(n)` returned, before `restore` or `checkSnapshot`
-//   (`checkSnapshot` computes the snapshot's CRC-32 itself: the host leaves
-//   the trailer's last `SNAP_TRAILER_LEN` bytes for it and writes back the
-//   number the call returns).
+//   its weight is unchanged, and its deadline is not past.
 //
 // Everything else in wasm memory is the engine's, and the host MUST treat
 // what it reads as valid only until its next call.
@@ -180,20 +176,26 @@
 // ## Packed results
 //
 // `stats()` fills `STATS_LEN` `f64`s in `STAT_*` order and returns their
-// address. `restore()` returns the snapshot header's numbers in `RESTORE_*`
-// order. `write`/`hwrite` return the slot written, `NIL` when the deadline
+// address. `restore(kind, parent, abs, last, idle, w)` adds a checked
+// snapshot's next slot to a fresh engine (an `ENTRY_*` kind; a field's hash
+// is slot `parent`) and returns it: 0, 1, 2, ... in the snapshot's order;
+// any other kind ends the restore, `abs` then being `maxEntries`. (The
+// `RESTORE_*` positions are unused since the snapshot decoder moved to JS.)
+// `write`/`hwrite` return the slot written, `NIL` when the deadline
 // was already past, or `FAILED`: the call failed, and `takeError()` holds the
 // error. Writes take `WRITE_*` flags; `expireAt` a `COND_*` (0 for none);
 // `remove` a `REASON_*`, or `REASON_FOUND_EXPIRED`.
 //
 // ## Snapshot bytes
 //
-// The snapshot format (`SNAPSHOT.md`) crosses the seam as bytes: the JS host
-// writes them and reads keys and values back; the engine checks them and
-// restores slots from them. Its numbers are the `SNAP_*` (header), `ENTRY_*`
-// (an entry's or field's flags byte) and `TAG_*` (value tags) constants.
-// Entry kinds are `ENTRY_*`, not `SLOT_*`: the format numbers its kinds from
-// 0 and has no free or reserved entries.
+// The snapshot format (`SNAPSHOT.md`) never crosses the seam as bytes: the JS
+// host writes, checks and reads them (`decode.js` makes every check of the
+// Rust decoder, which the package's wasm does not link), and hands the
+// engine each restored slot's kind, clocks and size (`restore` above). The
+// format's numbers are the `SNAP_*` (header), `ENTRY_*` (an entry's or
+// field's flags byte) and `TAG_*` (value tags) constants, shared by the
+// Rust and JS writers and decoders. Entry kinds are `ENTRY_*`, not `SLOT_*`:
+// the format numbers its kinds from 0 and has no free or reserved entries.
 
 // ---- Slot numbers
 /** No slot: a missing key, a plain entry's parent, "new" in `write`. */
