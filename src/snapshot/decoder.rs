@@ -349,8 +349,9 @@ pub fn decode_tape(bytes: &[u8]) -> Result<Tape> {
     decode_tape_with(bytes, &mut |_, _, _| Ok(()))
 }
 
-/// [`decode_tape`], calling `visit` for each entry and field as it goes (the
-/// JS binding builds the engine's slots this way).
+/// [`decode_tape`], calling `visit` for each entry and field as it goes (a
+/// host can build its slots this way, as the package's wasm did before its
+/// decoder moved to JS).
 pub fn decode_tape_with(bytes: &[u8], visit: &mut dyn FnMut(Visit, Clocks, u32) -> Result<()>) -> Result<Tape> {
     decode_inner(bytes, visit, false)
 }
@@ -359,8 +360,8 @@ pub fn decode_tape_with(bytes: &[u8], visit: &mut dyn FnMut(Visit, Clocks, u32) 
 /// keys, not to the values: the tape it returns holds only the header's six
 /// numbers (`now`, `ttl`, `idle`, `maxEntries`, `maxBytes`, `sweepBudget`)
 /// and the strings' code units (the duplicate checks compare them). A host
-/// that reads the values from the bytes itself (the JS binding) needs no
-/// more, where the full tape costs up to 12 bytes per input byte.
+/// that reads the values from the bytes itself needs no more, where the
+/// full tape costs up to 12 bytes per input byte.
 ///
 /// ```
 /// let t = lapse_cache::snapshot::check_with(&[0; 4], &mut |_, _, _| Ok(()));
@@ -370,8 +371,10 @@ pub fn check_with(bytes: &[u8], visit: &mut dyn FnMut(Visit, Clocks, u32) -> Res
     decode_inner(bytes, visit, true)
 }
 
-/// Whether this build writes tapes: not the npm package's wasm (no std),
-/// which only checks (`check_with`); [`decode_tape_with`] fails there.
+/// Whether this build writes tapes. True wherever this module is compiled
+/// now (`src/lib.rs` leaves it out of the npm package's no-std wasm, which
+/// decodes in JS); while that wasm linked only [`check_with`], it was false
+/// there and [`decode_tape_with`] failed.
 const TAPES: bool = cfg!(any(feature = "std", not(target_arch = "wasm32")));
 
 pub(super) fn decode_inner(

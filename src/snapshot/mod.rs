@@ -1,10 +1,13 @@
-//! The snapshot format (version 2; version 1 is still read): one implementation of the encoder and the
-//! decoder, shared by the JS binding, the native [`TtlCache`](crate::TtlCache)
-//! and the fuzz targets. `SNAPSHOT.md` documents the bytes.
+//! The snapshot format (version 2; version 1 is still read): the Rust encoder
+//! and decoder, used by the native [`TtlCache`](crate::TtlCache) and the fuzz
+//! targets. `SNAPSHOT.md` documents the bytes. The npm package has its own
+//! writer and decoder in JS (`pkg-template/src/snapshot.js`, `decode.js`), and
+//! its no-std wasm does not compile this module (`src/lib.rs`): the corpus
+//! holds the two writers to the same bytes, and `tests/data/decode-diff.txt`
+//! the two decoders to the same verdicts (`tests/snapshot_diff.rs`).
 //!
 //! Everything works on a [`Tape`]: a flat form of a snapshot (numbers, UTF-16
-//! code units, raw bytes) that the JS binding builds and reads directly, so
-//! the wasm build needs no value tree. [`decode_tape`] parses bytes into a
+//! code units, raw bytes). [`decode_tape`] parses bytes into a
 //! tape; [`encode_tape`] writes one; both run the same content check. The
 //! [`Snapshot`]/[`Value`] tree is a native view of a tape
 //! ([`Snapshot::to_tape`], [`Snapshot::from_tape`]); [`encode`] and

@@ -26,10 +26,9 @@ impl Clocks {
     }
 }
 
-/// A snapshot in flat form: what the JS binding builds and reads, and what
-/// the encoder, the decoder and the content check walk. Grammar (every item
-/// one `f64` in `nums`; strings' code units go to `units` and `Uint8Array`
-/// bytes to `bytes`, in order):
+/// A snapshot in flat form: what the encoder, the decoder and the content
+/// check walk. Grammar (every item one `f64` in `nums`; strings' code units
+/// go to `units` and `Uint8Array` bytes to `bytes`, in order):
 ///
 /// ```text
 /// tape   := now ttl idle maxEntries maxBytes sweepBudget count entry*   (limits: Infinity = none)

@@ -174,8 +174,8 @@ test("restore needs wasm memory in proportion to the snapshot, not 15-41 times i
   assert.equal(r.size, N);
   assert.deepEqual(r.get(`k${N - 1}`), [N - 1, "v"]);
   // Slots cost under 100 bytes per entry whatever the values; the check
-  // needs a small factor of the bytes, not a tape of 8-byte numbers (before:
-  // ~30 bytes of wasm memory per snapshot byte here).
+  // runs in JS (decode.js) and needs no wasm memory (once a tape of 8-byte
+  // numbers: ~30 bytes of wasm memory per snapshot byte here).
   assert.ok(grown < 6 * bytes.length + 100 * N, `wasm grew ${grown} bytes for a ${bytes.length}-byte snapshot`);
 });
 
