@@ -146,8 +146,9 @@
 //! unread. The host MUST do what replaying the victim's `REASON_EVICTED`
 //! record would (its key leaves the index or becomes a ghost; `dispose`),
 //! then place the new key as after `write`. `NIL`: nothing changed (room to
-//! spare, anything due, hashes, weights, grace, clocks `write` refuses), and
-//! the host writes through `write`.
+//! spare, anything due, hashes, weights, grace, clocks `write` refuses, a
+//! deadline narrow clocks cannot hold), and the host writes through `write`
+//! (which widens the clocks for such a deadline).
 //!
 //! ## Who may write which wasm memory, and when
 //!

@@ -117,7 +117,8 @@ impl Engine {
     /// `make_room` sweeps first: the victim, found with nothing due, is a
     /// live plain entry), hashes, weights or grace (removals that log more
     /// than the key, or leave it behind), clocks `write` refuses or that
-    /// end at once (it then writes nothing).
+    /// end at once (it then writes nothing), and a deadline narrow clocks
+    /// cannot hold (`write` widens them first).
     pub fn swap_in(&mut self, to_main: bool) -> u32 {
         let now = self.now();
         let limit = self.tick_of(now);
