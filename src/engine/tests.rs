@@ -10,6 +10,17 @@ fn plain(e: &mut Engine, ttl: f64, idle: f64) -> u32 {
     e.insert(Kind::Plain, c, 0, false)
 }
 
+/// A seeded xorshift: `rand(n)` is below `n`.
+fn rng(seed: u64) -> impl FnMut(u64) -> u64 {
+    let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    move |n| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    }
+}
+
 #[test]
 fn deadline_is_the_earlier_of_the_two_clocks() {
     let mut e = engine(Options::default());
@@ -422,13 +433,7 @@ fn an_expired_hash_is_swept_within_the_budget() {
 #[test]
 fn grace_bookkeeping_holds_under_random_operations() {
     for seed in 1..=20u64 {
-        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let mut rand = |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rand = rng(seed);
         let mut e = engine(Options { max_entries: Some(24), ..Default::default() });
         e.set_grace(if seed % 3 == 0 { NEVER } else { 30.0 }).unwrap();
         let mut now = 0.0;
@@ -652,13 +657,7 @@ fn on_both(
 fn calls_that_stop_for_a_full_log_and_are_made_again_do_what_one_call_does() {
     let mut stopped = [0u32; 12];
     for seed in 1..=40u64 {
-        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let mut rand = move |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rand = rng(seed);
         let opts = Options {
             max_entries: Some(40),
             max_bytes: (seed % 2 == 0).then_some(120),
@@ -778,13 +777,7 @@ fn calls_that_stop_for_a_full_log_and_are_made_again_do_what_one_call_does() {
 fn swap_in_writes_at_capacity_what_write_does() {
     let (mut swapped, mut declined, mut rescheduled) = (0, 0, 0);
     for seed in 1..=24u64 {
-        let mut x = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let mut rand = move |n: u64| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x % n
-        };
+        let mut rand = rng(seed);
         let opts = Options {
             max_entries: Some(8 + seed % 40),
             // (Under a millisecond: a new key's bucket is the clock's own.)
