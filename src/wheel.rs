@@ -299,6 +299,12 @@ impl Wheel {
         }
     }
 
+    /// A scheduled slot, if any (`clear` removes them one by one). O(levels).
+    pub fn any(&self) -> Option<u32> {
+        let level = self.occupied.iter().position(|&m| m != 0)?;
+        Some(self.buckets[level * SLOTS + self.occupied[level].trailing_zeros() as usize].head)
+    }
+
     /// The slot after the one [`pop`](Self::pop) last handed out in its
     /// bucket (`NIL` if none): most likely the next one it hands out, so a
     /// caller may start loading its columns early.

@@ -141,12 +141,15 @@ impl Engine {
         n
     }
 
-    /// Puts an unscheduled slot in the wheel at its current deadline.
+    /// Puts an unscheduled slot in the wheel at its current deadline. A key
+    /// with none, in a cache that never evicts, goes in the queues instead.
     pub(super) fn schedule(&mut self, s: u32) {
         let d = self.deadline_of(s);
         if d != NEVER {
             let t = self.tick_of(d);
             self.wheel.schedule(s, t);
+        } else {
+            self.policy.park(s);
         }
     }
 
