@@ -104,11 +104,14 @@ impl Policy {
         *b = (*b & !(QUEUE_BITS | MAX_FREQ)) | queue << QUEUE_SHIFT | freq;
     }
 
-    /// Loads slot `s`'s byte and queue links (see `Engine::warm`).
-    pub fn warm(&self, s: u32) {
+    /// Loads slot `s`'s byte, and its links if its removal reads them: a
+    /// queue's (`fields`: or a field list's) (see `Engine::warm`).
+    pub fn warm(&self, s: u32, fields: bool) {
         // SAFETY: as in `Links::warm`.
         unsafe { core::ptr::read_volatile(&self.bits[s as usize]) };
-        self.links.warm(s);
+        if fields || self.evicts || self.parked.len != 0 {
+            self.links.warm(s);
+        }
     }
 
     pub fn freq(&self, s: u32) -> u8 {
@@ -166,7 +169,8 @@ impl Policy {
 
     /// Whether key `s` is in the parked list.
     fn is_parked(&self, s: u32) -> bool {
-        self.links.prev(s) != NIL || self.parked.head == s
+        // (With none parked, its links are not read: a line less a removal.)
+        self.parked.len != 0 && (self.links.prev(s) != NIL || self.parked.head == s)
     }
 
     /// In a cache that never evicts, links key `s` (a field is in no queue:

@@ -44,7 +44,7 @@ impl Engine {
                 return Err(format!("free list holds slot {s} ({:?})", (i < n).then(|| self.kind(s))));
             }
             free_len += 1;
-            s = self.wheel.next_linked(s);
+            s = self.wheel.next_spare(s);
         }
         if free_len != self.free_len {
             return Err(format!("free list holds {free_len} slots, counted {}", self.free_len));

@@ -11,7 +11,7 @@ use crate::clock::{deadline, finite_time, lifetime, Clock, NEVER};
 use crate::error::{cat, uint, Error, Result};
 use crate::list::{List, NIL};
 use crate::policy::Policy;
-use crate::wheel::{Pop, Wheel};
+use crate::wheel::{Pop, Wheel, WAYS};
 use alloc::collections::TryReserveError;
 use alloc::vec::Vec;
 

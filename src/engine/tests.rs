@@ -1000,3 +1000,24 @@ fn a_bound_set_after_restored_keys_queues_them_as_if_set_first() {
     assert_eq!(first.len(), 5);
     assert_eq!(restore(false), first);
 }
+
+#[test]
+fn a_sweep_stopped_by_its_cap_reaches_an_expired_slot_behind_same_tick_ones() {
+    // More live slots than a sweep's work cap (2 x budget + 64 pops) in the
+    // clock's own tick, deadlines a fraction of a millisecond ahead: each
+    // sweep hands them out and puts them back. Put back in front, they hid
+    // the expired one behind them from every later sweep.
+    let mut e = engine(Options { sweep_budget: Some(1), ..Default::default() });
+    let x = plain(&mut e, 0.1, NEVER);
+    for _ in 0..100 {
+        plain(&mut e, 0.5, NEVER);
+    }
+    let mut ticks = 0;
+    while e.entries() == 101 && ticks < 10 {
+        e.tick(0.2).unwrap();
+        ticks += 1;
+    }
+    assert_eq!(e.entries(), 100, "the expired slot is still there after {ticks} ticks");
+    assert_eq!(e.kind(x), Kind::Free);
+    e.check_invariants().unwrap();
+}
