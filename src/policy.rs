@@ -16,8 +16,17 @@
 //! Each slot's `freq`, queue and the engine's slot kind share one byte (see
 //! [`Policy::bits`]): a removal reads and writes all three, so one column is
 //! one cache line a slot where three were three, and 1 byte where 3 were.
+//!
+//! A cache without a bound never evicts: it keeps each key's queue and the
+//! queues' lengths (the `smallQueue` stat), but links no key into them.
+//! Unlinking a key on its removal writes both neighbours' links, two
+//! scattered cache lines, and a sweep of 1000 expired entries at 1M keys
+//! spent about a fifth of its wasm time there (bench/churn-ab.mjs). Such a
+//! cache links only its keys without a deadline, which the wheel does not
+//! hold, in a list of their own ([`Policy::park`]), so that `clear` still
+//! finds every key in O(keys).
 
-use crate::list::{Links, List};
+use crate::list::{Links, List, NIL};
 use alloc::vec::Vec;
 
 pub(crate) const QUEUE_NONE: u8 = 0;
@@ -46,8 +55,16 @@ pub(crate) struct Victim {
 
 #[derive(Default, Clone, Debug)]
 pub(crate) struct Policy {
+    /// The queues. In a cache that never evicts, `len` counts the keys
+    /// tagged with the queue, and none is linked.
     small: List,
     main: List,
+    /// The keys of a cache that never evicts that the wheel does not hold
+    /// (see [`Policy::park`]); empty in one that evicts.
+    parked: List,
+    /// Whether the cache has a bound: only then are its keys linked in
+    /// `small` and `main`.
+    pub evicts: bool,
     links: Links,
     /// One byte per slot: its saturating read counter (`freq`, bits 0-1,
     /// bumped by JS on hits through a shared view), its queue (bits 2-3) and
@@ -57,7 +74,14 @@ pub(crate) struct Policy {
 }
 
 impl Policy {
-    pub const EMPTY: Policy = Policy { small: List::EMPTY, main: List::EMPTY, links: Links::EMPTY, bits: Vec::new() };
+    pub const EMPTY: Policy = Policy {
+        small: List::EMPTY,
+        main: List::EMPTY,
+        parked: List::EMPTY,
+        evicts: false,
+        links: Links::EMPTY,
+        bits: Vec::new(),
+    };
 
     pub fn grow(&mut self, len: usize) {
         self.links.grow(len);
@@ -80,11 +104,14 @@ impl Policy {
         *b = (*b & !(QUEUE_BITS | MAX_FREQ)) | queue << QUEUE_SHIFT | freq;
     }
 
-    /// Loads slot `s`'s byte and queue links (see `Engine::warm`).
-    pub fn warm(&self, s: u32) {
+    /// Loads slot `s`'s byte, and its links if its removal reads them: a
+    /// queue's (`fields`: or a field list's) (see `Engine::warm`).
+    pub fn warm(&self, s: u32, fields: bool) {
         // SAFETY: as in `Links::warm`.
         unsafe { core::ptr::read_volatile(&self.bits[s as usize]) };
-        self.links.warm(s);
+        if fields || self.evicts || self.parked.len != 0 {
+            self.links.warm(s);
+        }
     }
 
     pub fn freq(&self, s: u32) -> u8 {
@@ -111,12 +138,49 @@ impl Policy {
 
     pub fn insert(&mut self, s: u32, to_main: bool) {
         debug_assert_eq!(self.queue(s), QUEUE_NONE, "slot {} queued twice", s);
-        if to_main {
-            self.set_queue(s, QUEUE_MAIN, 0);
-            self.links.push_front(&mut self.main, s);
+        self.set_queue(s, if to_main { QUEUE_MAIN } else { QUEUE_SMALL }, 0);
+        let list = if to_main { &mut self.main } else { &mut self.small };
+        if self.evicts {
+            self.links.push_front(list, s);
         } else {
-            self.set_queue(s, QUEUE_SMALL, 0);
-            self.links.push_front(&mut self.small, s);
+            list.len += 1;
+        }
+    }
+
+    /// Gives a cache that never evicted a bound: links each queued key into
+    /// its queue, in slot order, and forgets the parked list. A restored
+    /// engine gets its bound after its keys (its columns grow with them, not
+    /// to the bound), which go to main in slot order (`restore_slot`): so
+    /// the queues are as if the bound had come first.
+    pub fn bound(&mut self) {
+        if self.evicts {
+            return;
+        }
+        self.evicts = true;
+        (self.small, self.main, self.parked) = (List::EMPTY, List::EMPTY, List::EMPTY);
+        for s in 0..self.bits.len() as u32 {
+            match self.queue(s) {
+                QUEUE_SMALL => self.links.push_front(&mut self.small, s),
+                QUEUE_MAIN => self.links.push_front(&mut self.main, s),
+                _ => {}
+            }
+        }
+    }
+
+    /// Whether key `s` is in the parked list.
+    fn is_parked(&self, s: u32) -> bool {
+        // (With none parked, its links are not read: a line less a removal.)
+        self.parked.len != 0 && (self.links.prev(s) != NIL || self.parked.head == s)
+    }
+
+    /// In a cache that never evicts, links key `s` (a field is in no queue:
+    /// its links are its hash's list's), which the wheel does not hold (it
+    /// has no deadline), in the parked list if it is not there yet, so that
+    /// `clear` finds it. A key that gets a deadline later stays there until
+    /// it is removed: it is then in the wheel as well, which does no harm.
+    pub fn park(&mut self, s: u32) {
+        if !self.evicts && self.queue(s) != QUEUE_NONE && !self.is_parked(s) {
+            self.links.push_front(&mut self.parked, s);
         }
     }
 
@@ -128,12 +192,21 @@ impl Policy {
     }
 
     pub fn remove(&mut self, s: u32) {
-        match self.queue(s) {
-            QUEUE_SMALL => self.links.unlink(&mut self.small, s),
-            QUEUE_MAIN => self.links.unlink(&mut self.main, s),
-            _ => return,
+        let q = self.queue(s);
+        if q == QUEUE_NONE {
+            return;
         }
         self.set_queue(s, QUEUE_NONE, 0);
+        let mut list = if q == QUEUE_SMALL { &mut self.small } else { &mut self.main };
+        if !self.evicts {
+            // Counted only; linked if parked.
+            list.len -= 1;
+            if !self.is_parked(s) {
+                return;
+            }
+            list = &mut self.parked;
+        }
+        self.links.unlink(list, s);
     }
 
     /// The links, for lists of slots that are never queued (hash fields).
@@ -212,11 +285,12 @@ impl Policy {
         }
     }
 
-    /// Checks the queues' links, lengths and tags; returns the queued keys.
+    /// Checks the queues' links, lengths and tags; returns the queued keys
+    /// and the linked ones.
     #[cfg(any(debug_assertions, feature = "invariants"))]
-    pub fn check(&self) -> core::result::Result<Vec<u32>, alloc::string::String> {
+    pub fn check(&self) -> core::result::Result<(Vec<u32>, Vec<u32>), alloc::string::String> {
         use alloc::format;
-        let mut out = Vec::new();
+        let mut linked = Vec::new();
         for (list, tag) in [(&self.small, QUEUE_SMALL), (&self.main, QUEUE_MAIN)] {
             let (mut s, mut n, mut prev) = (list.head, 0u32, crate::list::NIL);
             while s != crate::list::NIL {
@@ -230,9 +304,14 @@ impl Policy {
                 if n > list.len {
                     return Err(format!("queue {tag} longer than its length {}", list.len));
                 }
-                out.push(s);
+                linked.push(s);
                 prev = s;
                 s = self.links.next(s);
+            }
+            // Without a bound, `len` counts the tagged keys, none linked.
+            let tagged = self.bits.iter().filter(|&&b| (b & QUEUE_BITS) >> QUEUE_SHIFT == tag).count() as u32;
+            if !self.evicts && tagged == list.len && n == 0 && list.tail == NIL {
+                continue;
             }
             if n != list.len || list.tail != prev {
                 return Err(format!(
@@ -242,18 +321,36 @@ impl Policy {
                 ));
             }
         }
-        let tagged = self.bits.iter().filter(|&&b| b & QUEUE_BITS != 0).count();
-        if tagged != out.len() {
-            return Err(format!("{tagged} slots tagged as queued, {} in the queues", out.len()));
+        let (mut s, mut prev, mut n) = (self.parked.head, NIL, 0);
+        while s != NIL {
+            if self.queue(s) == QUEUE_NONE || self.links.prev(s) != prev || n >= self.bits.len() {
+                return Err(format!("parked slot {s}: untagged, broken back link or a loop"));
+            }
+            linked.push(s);
+            n += 1;
+            (prev, s) = (s, self.links.next(s));
         }
-        Ok(out)
+        if n != self.parked.len as usize || self.parked.tail != prev || self.evicts && n != 0 {
+            return Err(format!("{n} parked slots linked, {:?}", self.parked));
+        }
+        let tagged: Vec<u32> = (0..self.bits.len() as u32).filter(|&s| self.queue(s) != QUEUE_NONE).collect();
+        if self.evicts && linked.len() != tagged.len() {
+            return Err(format!("{} slots tagged as queued, {} in the queues", tagged.len(), linked.len()));
+        }
+        Ok((tagged, linked))
     }
 
-    /// A queued key, if any (the small queue's oldest first): `clear`
-    /// removes them one by one.
+    /// A linked key, if any (the small queue's oldest first, or a parked
+    /// one): `clear` removes them one by one.
     pub fn any(&self) -> Option<u32> {
-        let s = if self.small.len > 0 { self.small.tail } else { self.main.tail };
-        (s != crate::list::NIL).then_some(s)
+        let s = if !self.evicts {
+            self.parked.tail
+        } else if self.small.len > 0 {
+            self.small.tail
+        } else {
+            self.main.tail
+        };
+        (s != NIL).then_some(s)
     }
 
     pub fn memory(&self) -> usize {
@@ -266,7 +363,7 @@ mod tests {
     use super::*;
 
     fn policy(n: usize) -> Policy {
-        let mut p = Policy::default();
+        let mut p = Policy { evicts: true, ..Policy::EMPTY };
         p.grow(n);
         p
     }

@@ -12,17 +12,45 @@
 //! The wheel hands out one slot per [`Wheel::pop`] and keeps its place, so the
 //! engine can stop after any number of slots and resume on the next tick:
 //! that is what bounds the pause of a tick.
+//!
+//! Each level-0 bucket is [`WAYS`] lists, not one, and `pop` takes from
+//! them in turn. A sweep at 1M entries misses the cache on nearly every
+//! slot, and in one list the next slot is known only once the current one's
+//! links arrive: a chain of dependent misses, one per slot. With several
+//! lists the heads of all of them are known at once, and the sweep loads
+//! their lines and their successors' links together ([`Wheel::heads`],
+//! [`Wheel::warm`]), WAYS pops ahead: their misses overlap (the wasm part
+//! of a full-budget tick at 1M about 20% faster, bench/churn-ab.mjs).
 
-use crate::list::{Links, List};
+use crate::list::Links;
 use alloc::vec::Vec;
 
 const BITS: u32 = 6;
 const SLOTS: usize = 1 << BITS;
 const LEVELS: usize = 11; // 6 * 11 >= 64
-/// A list end's link: `END | bucket` in its first slot's `prev` and its last
-/// slot's `next`. So a slot's bucket is found from either end of its list,
-/// which is all that unlinking needs (only an end's removal changes the
-/// bucket), and no column says where each slot is (a `u16` a slot). Slots
+/// Lists per bucket (see the module documentation). Two overlap as well
+/// as four or eight did (bench/churn-ab.mjs), and the heads of four would
+/// make a near-empty cache's wheel 11 KB (6 KB with two).
+pub(crate) const WAYS: usize = 2;
+const LISTS: usize = LEVELS * SLOTS * WAYS;
+/// The level-0 lists, the first ones: only they keep a tail (at `LISTS + l`;
+/// see [`Wheel::schedule_back`]).
+const FINE: usize = SLOTS * WAYS;
+
+/// The first of bucket `b`'s lists and their number.
+fn lists(b: usize) -> (usize, usize) {
+    (b * WAYS, WAYS)
+}
+
+/// The bucket of list `l`.
+fn bucket(l: usize) -> usize {
+    l / WAYS
+}
+/// A list end's link: `END | list` in its first slot's `prev` and its last
+/// slot's `next`, where bucket `b`'s lists are `b * WAYS ..`. So a slot's
+/// list is found from either end of it, which is all that unlinking needs
+/// (only an end's removal changes the list's head or the bucket's occupied
+/// bit), and no column says where each slot is (a `u16` a slot). Slots
 /// are below `END`; `NIL` (in `prev`: not scheduled) is above any end.
 pub(crate) const END: u32 = 1 << 31;
 use crate::list::NIL;
@@ -41,9 +69,10 @@ pub(crate) enum Pop {
 pub(crate) struct Wheel {
     /// The first tick that has not been fully processed.
     cur: u64,
-    /// First and last slot of each bucket (`len` unused: a bucket is empty
-    /// when its head is `NIL`).
-    buckets: Vec<List>,
+    /// The first slot of each bucket's lists (`NIL`: empty), then the last
+    /// slot of each level-0 list (`LISTS` on). No length: `pop` takes
+    /// heads, and `cancel` finds a list's end by its mark.
+    heads: Vec<u32>,
     occupied: [u64; LEVELS],
     links: Links,
     len: usize,
@@ -51,8 +80,10 @@ pub(crate) struct Wheel {
     /// nothing was scheduled at the cursor since. A pop at that limit (every
     /// write at capacity sweeps twice) then skips the scan of the levels.
     quiet: bool,
-    /// The bucket of the last `pop` (for `next_hint`).
+    /// The bucket of the last `pop` (for `heads`).
     popped: usize,
+    /// Which of a bucket's lists `pop` takes from next (mod `WAYS`).
+    turn: usize,
 }
 
 fn group(t: u64, level: usize) -> usize {
@@ -73,14 +104,15 @@ impl Default for Wheel {
     fn default() -> Self {
         Wheel {
             cur: 0,
-            // Allocated by the first `schedule` (or `try_reserve`): 8 KB that
-            // a cache which never holds an entry should not pay.
-            buckets: Vec::new(),
+            // Allocated by the first `schedule` (or `try_reserve`): 6 KB
+            // that a cache which never holds an entry should not pay.
+            heads: Vec::new(),
             occupied: [0; LEVELS],
             links: Links::default(),
             len: 0,
             quiet: false,
             popped: 0,
+            turn: 0,
         }
     }
 }
@@ -89,12 +121,13 @@ impl Wheel {
     /// `default()`, as a constant (`Engine::new` copies a blank engine).
     pub const EMPTY: Wheel = Wheel {
         cur: 0,
-        buckets: Vec::new(),
+        heads: Vec::new(),
         occupied: [0; LEVELS],
         links: Links::EMPTY,
         len: 0,
         quiet: false,
         popped: 0,
+        turn: 0,
     };
 
     pub fn grow(&mut self, len: usize) {
@@ -104,9 +137,9 @@ impl Wheel {
     /// Room for `extra` more slots and the buckets, so that neither a
     /// following `grow` nor `schedule` allocates.
     pub fn try_reserve(&mut self, extra: usize) -> Result<(), alloc::collections::TryReserveError> {
-        if self.buckets.is_empty() {
-            self.buckets.try_reserve_exact(LEVELS * SLOTS)?;
-            self.buckets.resize(LEVELS * SLOTS, List::default());
+        if self.heads.is_empty() {
+            self.heads.try_reserve_exact(LISTS + FINE)?;
+            self.heads.resize(LISTS + FINE, NIL);
         }
         self.links.try_reserve(extra)
     }
@@ -114,7 +147,7 @@ impl Wheel {
     #[cold]
     #[inline(never)]
     fn init_buckets(&mut self) {
-        self.buckets.resize(LEVELS * SLOTS, List::default());
+        self.heads.resize(LISTS + FINE, NIL);
     }
 
     pub fn len(&self) -> usize {
@@ -128,6 +161,20 @@ impl Wheel {
     /// Puts `s` (not currently scheduled) in the bucket for tick `t`. A tick
     /// already passed is treated as the current one.
     pub fn schedule(&mut self, s: u32, t: u64) {
+        self.put(s, t, false);
+    }
+
+    /// [`schedule`](Self::schedule), but last in its list: a slot handed
+    /// out and found not yet expired goes behind the ones not yet handed
+    /// out, so a sweep stopped by its cap goes on with those next time
+    /// (in front, more than a cap of such slots in one bucket would hide
+    /// an expired one behind them for good). Only a level-0 list has a
+    /// tail: a coarse bucket's slots all leave it when its span begins.
+    pub fn schedule_back(&mut self, s: u32, t: u64) {
+        self.put(s, t, true);
+    }
+
+    fn put(&mut self, s: u32, t: u64, back: bool) {
         debug_assert!(!self.is_scheduled(s));
         let t = t.max(self.cur);
         let diff = t ^ self.cur;
@@ -135,20 +182,30 @@ impl Wheel {
         self.quiet &= diff != 0;
         let level = if diff == 0 { 0 } else { (63 - diff.leading_zeros() as usize) / BITS as usize };
         let g = group(t, level);
-        let b = level * SLOTS + g;
-        if self.buckets.is_empty() {
+        // The bucket's lists in turn, by count: as even as it gets.
+        let (first, ways) = lists(level * SLOTS + g);
+        let l = first + self.len % ways;
+        if self.heads.is_empty() {
             self.init_buckets();
         }
-        let end = END | b as u32;
-        let head = self.buckets[b].head;
+        let end = END | l as u32;
+        let head = self.heads[l];
         if head == NIL {
             self.links.set_pair(s, end, end);
-            self.buckets[b].tail = s;
+            self.heads[l] = s;
+            if l < FINE {
+                self.heads[LISTS + l] = s;
+            }
+        } else if back && l < FINE {
+            let tail = self.heads[LISTS + l];
+            self.links.set_pair(s, end, tail);
+            self.links.set_next(tail, s);
+            self.heads[LISTS + l] = s;
         } else {
             self.links.set_pair(s, head, end);
             self.links.set_prev(head, s);
+            self.heads[l] = s;
         }
-        self.buckets[b].head = s;
         self.occupied[level] |= 1 << g;
         self.len += 1;
     }
@@ -160,18 +217,21 @@ impl Wheel {
             return;
         }
         // Each side either links to a neighbour or, at an end, names the
-        // bucket whose first or last slot changes.
+        // list: its head changes, or it may empty its bucket.
         if p < END {
             self.links.set_next(p, n);
         } else {
-            self.buckets[(p - END) as usize].head = if n < END { n } else { NIL };
+            self.heads[(p - END) as usize] = if n < END { n } else { NIL };
         }
         if n < END {
             self.links.set_prev(n, p);
         } else {
-            self.buckets[(n - END) as usize].tail = if p < END { p } else { NIL };
-            if p >= END {
-                let b = (p - END) as usize;
+            let l = (n - END) as usize;
+            if l < FINE {
+                self.heads[LISTS + l] = if p < END { p } else { NIL };
+            }
+            let b = bucket(l);
+            if p >= END && self.first(b, 0) == NIL {
                 self.occupied[b / SLOTS] &= !(1 << (b % SLOTS));
             }
         }
@@ -179,11 +239,33 @@ impl Wheel {
         self.len -= 1;
     }
 
+    /// The head of the next of bucket `(level, g)`'s lists in turn that is
+    /// not empty (the bucket is occupied), taken out.
     fn take(&mut self, level: usize, g: usize) -> u32 {
         self.popped = level * SLOTS + g;
-        let s = self.buckets[self.popped].head;
-        self.cancel(s);
-        s
+        let (first, ways) = lists(self.popped);
+        loop {
+            let s = self.heads[first + self.turn % ways];
+            self.turn += 1;
+            if s != NIL {
+                self.cancel(s);
+                return s;
+            }
+        }
+    }
+
+    /// The first slot of bucket `b`'s lists from list `from` on (`NIL`: none).
+    fn first(&self, b: usize, from: usize) -> u32 {
+        let (first, ways) = lists(b);
+        let mut j = from;
+        while j < ways && self.heads[first + j] == NIL {
+            j += 1;
+        }
+        if j < ways {
+            self.heads[first + j]
+        } else {
+            NIL
+        }
     }
 
     /// The start tick of the earliest occupied bucket after the cursor.
@@ -224,7 +306,7 @@ impl Wheel {
                 // into a victim's slot) stays in it until it fires: the
                 // next tick bounds the deadlines of the fine buckets after it.
                 let bound = if level == 0 {
-                    fine = Some(self.buckets[b].head);
+                    fine = Some(self.first(b, 0));
                     start + 1
                 } else {
                     start
@@ -235,17 +317,24 @@ impl Wheel {
         (coarse, fine)
     }
 
-    /// The slot after `s` in its bucket, or `NIL`; for a slot in no bucket,
-    /// what [`set_next_spare`](Self::set_next_spare) put there.
-    // Inlined: smaller wasm too (-7 B; see `Links`).
-    #[inline(always)]
+    /// The slot after `s` in its bucket (its list's, then the next lists'),
+    /// or `NIL`.
     pub fn next_linked(&self, s: u32) -> u32 {
         let n = self.links.next(s);
         if n < END {
-            n
-        } else {
-            NIL
+            return n;
         }
+        let l = (n - END) as usize;
+        let b = bucket(l);
+        self.first(b, l - lists(b).0 + 1)
+    }
+
+    /// For a slot in no bucket, what [`set_next_spare`](Self::set_next_spare)
+    /// put there.
+    // Inlined: smaller wasm too (-7 B; see `Links`).
+    #[inline(always)]
+    pub fn next_spare(&self, s: u32) -> u32 {
+        self.links.next(s)
     }
 
     /// Links unscheduled slot `s` to `next` in a list its owner keeps (the
@@ -299,11 +388,28 @@ impl Wheel {
         }
     }
 
-    /// The slot after the one [`pop`](Self::pop) last handed out in its
-    /// bucket (`NIL` if none): most likely the next one it hands out, so a
-    /// caller may start loading its columns early.
-    pub fn next_hint(&self) -> u32 {
-        self.buckets.get(self.popped).map_or(NIL, |b| b.head)
+    /// A scheduled slot, if any (`clear` removes them one by one). O(levels).
+    pub fn any(&self) -> Option<u32> {
+        let level = self.occupied.iter().position(|&m| m != 0)?;
+        Some(self.first(level * SLOTS + self.occupied[level].trailing_zeros() as usize, 0))
+    }
+
+    /// The heads of the lists of the bucket [`pop`](Self::pop) last took
+    /// from (`NIL` for an empty one): the next slots it hands out, most
+    /// likely, so a caller may start loading their columns together.
+    pub fn heads(&self) -> &[u32] {
+        let (first, ways) = lists(self.popped);
+        self.heads.get(first..first + ways).unwrap_or(&[])
+    }
+
+    /// Loads the links of the slot after `s` in its list (see
+    /// `Engine::warm`): taking `s` out writes them, and they say which slot
+    /// comes after that one. `s`'s own were loaded by the last call.
+    pub fn warm(&self, s: u32) {
+        let n = self.links.next(s);
+        if n < END {
+            self.links.warm(n);
+        }
     }
 
     /// Restarts the cursor (used after `clear` or when restoring).
@@ -313,7 +419,7 @@ impl Wheel {
     }
 
     pub fn memory(&self) -> usize {
-        self.links.memory() + self.buckets.len() * 12
+        self.links.memory() + self.heads.len() * 4
     }
 
     /// Checks every bucket's links, end marks and occupied bit, and the
@@ -323,30 +429,33 @@ impl Wheel {
         use alloc::format;
         let mut seen = alloc::vec![false; n];
         let mut count = 0;
-        for (b, list) in self.buckets.iter().enumerate() {
-            let end = END | b as u32;
+        for (l, &head) in self.heads[..LISTS.min(self.heads.len())].iter().enumerate() {
+            let (b, end) = (bucket(l), END | l as u32);
             let occupied = self.occupied[b / SLOTS] & (1 << (b % SLOTS)) != 0;
-            if occupied != (list.head != NIL) || (list.head == NIL) != (list.tail == NIL) {
-                return Err(format!("bucket {b}: occupied {occupied}, head {}, tail {}", list.head, list.tail));
+            if occupied != (self.first(b, 0) != NIL) {
+                return Err(format!("bucket {b}: occupied {occupied}, first slot {}", self.first(b, 0)));
             }
-            let (mut s, mut prev) = (list.head, end);
+            if l < FINE && (head == NIL) != (self.heads[LISTS + l] == NIL) {
+                return Err(format!("list {l}: head {head}, tail {}", self.heads[LISTS + l]));
+            }
+            let (mut s, mut prev) = (head, end);
             while s != NIL {
                 if s as usize >= n || core::mem::replace(&mut seen[s as usize], true) {
-                    return Err(format!("bucket {b} links slot {s} twice or out of range"));
+                    return Err(format!("list {l} links slot {s} twice or out of range"));
                 }
                 if self.links.prev(s) != prev {
-                    return Err(format!("bucket {b}: slot {s} links back to {}, not {prev}", self.links.prev(s)));
+                    return Err(format!("list {l}: slot {s} links back to {}, not {prev}", self.links.prev(s)));
                 }
                 count += 1;
                 let next = self.links.next(s);
                 if next == end {
-                    if list.tail != s {
-                        return Err(format!("bucket {b} ends at {s}, its tail is {}", list.tail));
+                    if l < FINE && self.heads[LISTS + l] != s {
+                        return Err(format!("list {l} ends at {s}, its tail is {}", self.heads[LISTS + l]));
                     }
                     break;
                 }
                 if next >= END {
-                    return Err(format!("bucket {b}: slot {s} links on to {next}"));
+                    return Err(format!("list {l}: slot {s} links on to {next}"));
                 }
                 (prev, s) = (s, next);
             }
@@ -439,34 +548,42 @@ mod tests {
 
     #[test]
     fn unlinking_a_first_last_middle_or_only_slot_keeps_buckets_whole() {
-        // No column says which bucket a slot is in: the ends carry it. Each
+        // No column says which list a slot is in: the ends carry it. Each
         // position in a list, cancelled, must leave the buckets checkable.
+        let w_ = WAYS as u32;
+        let n = 3 * w_;
         let mut w = Wheel::default();
-        w.grow(16);
-        for s in 0..5 {
-            w.schedule(s, 7); // one bucket: 4 3 2 1 0
+        w.grow(n as usize + 2);
+        for s in 0..n {
+            // One bucket; slot `s` in its list `s % WAYS` (by count), so
+            // list 0 is 2W, W, 0 from first to last.
+            w.schedule(s, 7);
         }
-        w.schedule(5, 9); // a bucket of its own
-        w.schedule(6, 5000); // a coarse one
-        assert_eq!(w.check(16).unwrap().iter().filter(|&&x| x).count(), 7);
-        for s in [2, 4, 0, 5] {
+        w.schedule(n, 9); // a bucket of its own
+        w.schedule(n + 1, 5000); // a coarse one
+        assert_eq!(w.check(n as usize + 2).unwrap().iter().filter(|&&x| x).count(), n as usize + 2);
+        assert_eq!(w.next_linked(0), 2 * w_ + 1, "a list's end mark leads to the bucket's next list");
+        for s in [w_, 2 * w_, 0, n] {
             // middle, first, last, only
             w.cancel(s);
             assert!(!w.is_scheduled(s));
-            w.check(16).unwrap();
+            w.check(n as usize + 2).unwrap();
         }
-        assert_eq!(w.len(), 3);
-        assert_eq!(w.earliest().1, Some(3));
-        assert_eq!(w.next_linked(3), 1);
-        assert_eq!(w.next_linked(1), NIL, "the end mark reads as NIL");
-        w.cancel(3);
-        w.cancel(1);
-        w.check(16).unwrap();
+        assert_eq!(w.len(), n as usize - 2);
+        // List 0 is empty: the bucket's first slot is list 1's.
+        assert_eq!(w.earliest().1, Some(2 * w_ + 1));
+        assert_eq!(w.next_linked(2 * w_ + 1), w_ + 1);
+        assert_eq!(w.next_linked(w_ + 1), 1);
+        assert_eq!(w.next_linked(w_ - 1), NIL, "the last list's end mark reads as NIL");
+        for s in 0..n {
+            w.cancel(s);
+        }
+        w.check(n as usize + 2).unwrap();
         assert_eq!(w.earliest().1, None, "the emptied bucket is no longer occupied");
         w.schedule(1, 7);
         assert_eq!(w.pop(7), Some(Pop::Due(1)));
         assert_eq!(w.pop(7), None);
-        w.check(16).unwrap();
+        w.check(n as usize + 2).unwrap();
         assert_eq!(w.len(), 1);
     }
 

@@ -101,6 +101,8 @@ impl Engine {
         if end != NEVER {
             let t = self.tick_of(end);
             self.wheel.schedule(s, t);
+        } else {
+            self.policy.park(s);
         }
         true
     }

@@ -6,7 +6,9 @@ use alloc::format;
 impl Engine {
     /// Checks every count and link the engine keeps against a recount from
     /// scratch: entries, keys and bytes; the free list; each hash's field
-    /// list and weight; the eviction queues (exactly the keys); the wheel
+    /// list and weight; the eviction queues (exactly the keys; in a cache
+    /// that never evicts, counted, with every key the wheel does not hold
+    /// linked); the wheel
     /// (every live slot with a finite deadline, nothing else); grace (the
     /// slots in grace have expired, are counted per hash and as keys, and a
     /// hash is in grace exactly when all its fields are). O(slots): for
@@ -42,7 +44,7 @@ impl Engine {
                 return Err(format!("free list holds slot {s} ({:?})", (i < n).then(|| self.kind(s))));
             }
             free_len += 1;
-            s = self.wheel.next_linked(s);
+            s = self.wheel.next_spare(s);
         }
         if free_len != self.free_len {
             return Err(format!("free list holds {free_len} slots, counted {}", self.free_len));
@@ -190,12 +192,20 @@ impl Engine {
         if let Some(s) = (0..n).find(|&s| linked[s] != self.wheel.is_scheduled(s as u32)) {
             return Err(format!("slot {s}: scheduled {}, linked {}", self.wheel.is_scheduled(s as u32), linked[s]));
         }
-        let mut queued = self.policy.check()?;
-        queued.sort_unstable();
+        if !self.policy.evicts && (self.max_entries != u64::MAX || self.max_bytes != u64::MAX) {
+            return Err("the policy's bound disagrees with the engine's".into());
+        }
+        let (queued, mut linked) = self.policy.check()?;
+        linked.sort_unstable();
         let mut keyed: Vec<u32> = (0..n as u32).filter(|&s| matches!(self.kind(s), Kind::Plain | Kind::Hash)).collect();
         keyed.sort_unstable();
         if queued != keyed {
             return Err(format!("eviction queues hold {queued:?}, keys are {keyed:?}"));
+        }
+        // Each key the wheel does not hold is linked in a queue (without a
+        // bound, only those are: `Policy::park`), so that `clear` finds it.
+        if let Some(s) = keyed.iter().find(|&&s| !self.wheel.is_scheduled(s) && linked.binary_search(&s).is_err()) {
+            return Err(format!("key {s} is neither scheduled nor linked in a queue"));
         }
         if self.entries > self.max_entries || self.bytes > self.max_bytes {
             return Err(format!("over the bounds: {} entries, {} bytes", self.entries, self.bytes));

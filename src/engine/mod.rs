@@ -11,7 +11,7 @@ use crate::clock::{deadline, finite_time, lifetime, Clock, NEVER};
 use crate::error::{cat, uint, Error, Result};
 use crate::list::{List, NIL};
 use crate::policy::Policy;
-use crate::wheel::{Pop, Wheel};
+use crate::wheel::{Pop, Wheel, WAYS};
 use alloc::collections::TryReserveError;
 use alloc::vec::Vec;
 
@@ -244,6 +244,7 @@ impl Engine {
         e.clock = clock;
         e.origin = now;
         e.times = clocks::ClockCol::new(now);
+        e.policy.evicts = opts.max_entries.is_some() || opts.max_bytes.is_some();
         // No columns up front, even for a bounded cache: they grow as entries
         // arrive (doubling, so filling costs amortized O(1) per entry), and a
         // cache that holds a few entries costs a few entries' memory.
@@ -615,6 +616,11 @@ impl Engine {
     /// hostile snapshot must not reserve a million slots).
     pub fn set_max_entries(&mut self, v: Option<u64>) {
         self.max_entries = sat(v);
+        // A bound decides how keys are queued (`Policy::park`): the JS
+        // restore sets it after the keys.
+        if v.is_some() {
+            self.policy.bound();
+        }
     }
 
     /// Adds a slot with exact clocks, for restoring a snapshot: a `Plain` or

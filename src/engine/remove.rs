@@ -133,15 +133,19 @@ impl Engine {
 
     /// Removes everything, logging fields before their hashes. O(live
     /// entries): it visits the keys through the eviction queues and the
-    /// fields through their hashes, never the slots once used and freed.
-    /// Slots reserved by the host stay reserved.
+    /// wheel (a cache that never evicts queues only the keys the wheel does
+    /// not hold: see `park`), and the fields through their hashes, never
+    /// the slots once used and freed. Slots reserved by the host stay
+    /// reserved.
     pub fn clear(&mut self) {
-        // Key by key, as `remove` does, off the queues (no sort: the order of
-        // "cleared" removals is unspecified, and a sort costs wasm. No list
-        // of the keys either: at 1M keys its 4 MB would raise wasm memory's
-        // high-water mark, which never comes down). A call stopped early
-        // (`step_ok`) is made again and goes on with the keys still queued.
-        while let Some(k) = self.policy.any() {
+        // Key by key, as `remove` does, off the queues, then off the wheel
+        // (a field stands for its hash). No sort: the order of "cleared"
+        // removals is unspecified, and a sort costs wasm. No list of the
+        // keys either: at 1M keys its 4 MB would raise wasm memory's
+        // high-water mark, which never comes down. A call stopped early
+        // (`step_ok`) is made again and goes on with the keys still held.
+        while let Some(k) = self.policy.any().or_else(|| self.wheel.any()) {
+            let k = if self.kind(k) == Kind::Field { self.family[k as usize] } else { k };
             if !self.step_ok() {
                 return;
             }

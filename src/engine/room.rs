@@ -126,7 +126,7 @@ impl Engine {
                 self.high - 1
             }
             s => {
-                self.free = self.wheel.next_linked(s);
+                self.free = self.wheel.next_spare(s);
                 self.free_len -= 1;
                 self.wheel.set_next_spare(s, NIL);
                 s

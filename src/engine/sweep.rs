@@ -58,7 +58,14 @@ impl Engine {
             let Some(popped) = self.wheel.pop(limit) else {
                 break;
             };
-            self.warm(self.wheel.next_hint());
+            // Every `WAYS` pops, the lines of the slots the next ones hand
+            // out, loaded together: their misses overlap (a wasm load holds
+            // retirement, so loads issued one per pop would not).
+            if work % WAYS as u64 == 1 {
+                for &h in self.wheel.heads() {
+                    self.warm(h);
+                }
+            }
             match popped {
                 // A slot already expired leaves its coarse bucket as a due
                 // one: moved down to the cursor's bucket first, it cost a
@@ -102,7 +109,7 @@ impl Engine {
         for s in same_tick {
             // Its hash may have expired whole since it was parked.
             if !matches!(self.kind(s), Kind::Free | Kind::Reserved) {
-                self.wheel.schedule(s, limit);
+                self.wheel.schedule_back(s, limit);
             }
         }
         self.counters.swept += removed;
@@ -114,8 +121,9 @@ impl Engine {
     /// per column, and handled one after another the misses do not overlap.
     fn warm(&self, s: u32) {
         if s != NIL {
+            self.wheel.warm(s);
             self.times.warm(s);
-            self.policy.warm(s);
+            self.policy.warm(s, !self.family.is_empty());
         }
     }
 
@@ -141,12 +149,15 @@ impl Engine {
         n
     }
 
-    /// Puts an unscheduled slot in the wheel at its current deadline.
+    /// Puts an unscheduled slot in the wheel at its current deadline. A key
+    /// with none, in a cache that never evicts, goes in the queues instead.
     pub(super) fn schedule(&mut self, s: u32) {
         let d = self.deadline_of(s);
         if d != NEVER {
             let t = self.tick_of(d);
             self.wheel.schedule(s, t);
+        } else {
+            self.policy.park(s);
         }
     }
 

@@ -880,6 +880,7 @@ fn swap_in_writes_at_capacity_what_write_does() {
                 e.policy
                     .check()
                     .unwrap()
+                    .1
                     .into_iter()
                     .map(|s| {
                         let t = e.times.get(s);
@@ -928,4 +929,88 @@ fn next_expiry_is_never_late_after_a_read_moves_a_deadline() {
     assert!(e.next_expiry() > t && e.next_expiry() <= 60.0);
     e.tick(60.0).unwrap();
     assert!(!e.is_live(y) && e.is_live(x));
+}
+
+#[test]
+fn a_cache_without_a_bound_links_only_the_keys_the_wheel_does_not_hold() {
+    // Its removals then write no queue neighbour's links; yet `clear` still
+    // finds every key (parked, or in the wheel: a field stands for its hash)
+    // and `smallQueue` still counts the keys written.
+    let mut e = engine(Options::default());
+    e.set_grace(f64::INFINITY).unwrap();
+    let timed: Vec<u32> = (0..20).map(|_| plain(&mut e, 100.0, NEVER)).collect();
+    let forever = plain(&mut e, NEVER, NEVER);
+    let persisted = plain(&mut e, 50.0, NEVER);
+    assert!(e.persist(persisted));
+    let c = e.resolve(&Write { ttl: Some(30.0), ..Default::default() }).unwrap();
+    let h = e.insert(Kind::Hash, WriteClocks::NONE, 0, false);
+    e.insert_field(h, c, 0);
+    e.check_invariants().unwrap();
+    let (queued, mut linked) = e.policy.check().unwrap();
+    linked.sort_unstable();
+    assert_eq!(linked, vec![forever, persisted, h], "only the keys with no deadline are linked");
+    assert_eq!(queued.len(), 23);
+    assert_eq!(e.small_len(), 23, "the small queue's length counts every key written");
+    // Expired with a grace that never ends: it leaves the wheel, so it is
+    // linked too.
+    e.advance(200.0).unwrap();
+    assert_eq!(e.expire_found(timed[0]), 0);
+    e.check_invariants().unwrap();
+    assert!(e.policy.check().unwrap().1.contains(&timed[0]));
+    e.clear();
+    e.check_invariants().unwrap();
+    assert_eq!((e.keys(), e.entries(), e.small_len()), (0, 0, 0));
+    let gone = e.log.chunks(LOG_STRIDE).map(|r| r[0]).collect::<alloc::collections::BTreeSet<_>>();
+    assert!(timed.iter().chain([&forever, &persisted, &h]).all(|s| gone.contains(s)), "clear left a key");
+}
+
+#[test]
+fn a_bound_set_after_restored_keys_queues_them_as_if_set_first() {
+    // The JS restore sets the bound last (its columns grow with the keys):
+    // the keys restored without one were only counted, or parked.
+    let restore = |bound_first: bool| {
+        let mut e = engine(Options::default());
+        if bound_first {
+            e.set_max_entries(Some(8));
+        }
+        let t = |abs: f64| Times { abs, last: 0.0, idle: NEVER };
+        for abs in [50.0, NEVER, 70.0, 60.0, NEVER] {
+            e.try_room(2, 0, 4).unwrap();
+            e.try_columns(false, true, NEVER).unwrap();
+            let h = e.restore_slot(if abs == 70.0 { Kind::Hash } else { Kind::Plain }, NIL, t(abs), 0);
+            if abs == 70.0 {
+                e.restore_slot(Kind::Field, h, t(abs), 0);
+            }
+        }
+        if !bound_first {
+            e.set_max_entries(Some(8));
+        }
+        e.check_invariants().unwrap();
+        let victims: Vec<u32> = core::iter::from_fn(|| e.policy.evict(None).map(|v| v.slot)).collect();
+        victims
+    };
+    let first = restore(true);
+    assert_eq!(first.len(), 5);
+    assert_eq!(restore(false), first);
+}
+
+#[test]
+fn a_sweep_stopped_by_its_cap_reaches_an_expired_slot_behind_same_tick_ones() {
+    // More live slots than a sweep's work cap (2 x budget + 64 pops) in the
+    // clock's own tick, deadlines a fraction of a millisecond ahead: each
+    // sweep hands them out and puts them back. Put back in front, they hid
+    // the expired one behind them from every later sweep.
+    let mut e = engine(Options { sweep_budget: Some(1), ..Default::default() });
+    let x = plain(&mut e, 0.1, NEVER);
+    for _ in 0..100 {
+        plain(&mut e, 0.5, NEVER);
+    }
+    let mut ticks = 0;
+    while e.entries() == 101 && ticks < 10 {
+        e.tick(0.2).unwrap();
+        ticks += 1;
+    }
+    assert_eq!(e.entries(), 100, "the expired slot is still there after {ticks} ticks");
+    assert_eq!(e.kind(x), Kind::Free);
+    e.check_invariants().unwrap();
 }

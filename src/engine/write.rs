@@ -426,6 +426,7 @@ impl Engine {
         self.times.set(s, TIMES_ABS, NEVER);
         self.set_idle(s, NEVER);
         self.wheel.cancel(s);
+        self.policy.park(s);
         had
     }
 }
