@@ -13,7 +13,7 @@ const csv = execFileSync("twiggy", ["top", "-f", "csv", file], { encoding: "utf8
 const GROUPS = [
   ["allocator (src/heap.rs; before: dlmalloc)", /lapse_cache::heap|dlmalloc|__rust_(alloc|realloc|dealloc)|__rdl_/],
   ["data: message text, panic locations", /^data segment/],
-  ["snapshot decoder + restore", /lapse_cache::snapshot|restore|checkSnapshot/],
+  ["snapshot decoder + restore", /lapse_cache::snapshot|restore/],
   [
     "error messages (src/error.rs and call sites)",
     /lapse_cache::error|clock::(show|finite_time|lifetime|delay)|binding::limit|lapse_error|takeError/,

@@ -177,8 +177,7 @@
 //! address. `restore(kind, parent, abs, last, idle, w)` adds a checked
 //! snapshot's next slot to a fresh engine (an `ENTRY_*` kind; a field's hash
 //! is slot `parent`) and returns it: 0, 1, 2, ... in the snapshot's order;
-//! any other kind ends the restore, `abs` then being `maxEntries`. (The
-//! `RESTORE_*` positions are unused since the snapshot decoder moved to JS.)
+//! any other kind ends the restore, `abs` then being `maxEntries`.
 //! `write`/`hwrite` return the slot written, `NIL` when the deadline
 //! was already past, or `FAILED`: the call failed, and `takeError()` holds the
 //! error. Writes take `WRITE_*` flags; `expireAt` a `COND_*` (0 for none);
@@ -459,23 +458,6 @@ group! { stats, "stats(): f64 indexes from its result / 8",
     pub const STATS_LEN: usize = 16;
 }
 
-group! { restore, "restore(): the snapshot header's numbers, by index",
-    /// The snapshot's clock.
-    pub const RESTORE_NOW: usize = 0;
-    /// Default `ttl` (`Infinity`: none).
-    pub const RESTORE_TTL: usize = 1;
-    /// Default `idle` (`Infinity`: none).
-    pub const RESTORE_IDLE: usize = 2;
-    /// `maxEntries` (`Infinity`: none).
-    pub const RESTORE_MAX_ENTRIES: usize = 3;
-    /// `maxBytes` (`Infinity`: none).
-    pub const RESTORE_MAX_BYTES: usize = 4;
-    /// `sweepBudget` (`Infinity`: none).
-    pub const RESTORE_SWEEP_BUDGET: usize = 5;
-    /// Numbers `restore()` returns.
-    pub const RESTORE_LEN: usize = 6;
-}
-
 group! { snap, "Snapshot header (SNAPSHOT.md)",
     /// The 4 bytes every snapshot starts with.
     pub const SNAP_MAGIC: [u8; 4] = [0x89, b'L', b'P', b'S'];
@@ -667,7 +649,6 @@ mod gen {
             log(),
             slot_kinds(),
             stats(),
-            restore(),
             snap(),
             entry_flags(),
             tags(),

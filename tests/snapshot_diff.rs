@@ -42,8 +42,7 @@ const CORPUS: &str = "tests/data/corpus.jsonl";
 const PREFIX: &str = "bytes: not a valid snapshot: ";
 
 /// Every message the decoder has for a snapshot (`decoder.rs`, in order): the
-/// inputs must reach each one. ("restore failed" needs a visitor that fails,
-/// and no input can make "no tapes in this build" happen.)
+/// inputs must reach each one. ("restore failed" needs a visitor that fails.)
 const MESSAGES: &[&str] = &[
     "empty input",
     "not a lapse snapshot",

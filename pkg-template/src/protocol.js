@@ -180,8 +180,7 @@
 // address. `restore(kind, parent, abs, last, idle, w)` adds a checked
 // snapshot's next slot to a fresh engine (an `ENTRY_*` kind; a field's hash
 // is slot `parent`) and returns it: 0, 1, 2, ... in the snapshot's order;
-// any other kind ends the restore, `abs` then being `maxEntries`. (The
-// `RESTORE_*` positions are unused since the snapshot decoder moved to JS.)
+// any other kind ends the restore, `abs` then being `maxEntries`.
 // `write`/`hwrite` return the slot written, `NIL` when the deadline
 // was already past, or `FAILED`: the call failed, and `takeError()` holds the
 // error. Writes take `WRITE_*` flags; `expireAt` a `COND_*` (0 for none);
@@ -393,22 +392,6 @@ export const STAT_ENGINE_BYTES = 14;
 export const STAT_GRACED_KEYS = 15;
 /** `f64`s `stats()` fills. */
 export const STATS_LEN = 16;
-
-// ---- restore(): the snapshot header's numbers, by index
-/** The snapshot's clock. */
-export const RESTORE_NOW = 0;
-/** Default `ttl` (`Infinity`: none). */
-export const RESTORE_TTL = 1;
-/** Default `idle` (`Infinity`: none). */
-export const RESTORE_IDLE = 2;
-/** `maxEntries` (`Infinity`: none). */
-export const RESTORE_MAX_ENTRIES = 3;
-/** `maxBytes` (`Infinity`: none). */
-export const RESTORE_MAX_BYTES = 4;
-/** `sweepBudget` (`Infinity`: none). */
-export const RESTORE_SWEEP_BUDGET = 5;
-/** Numbers `restore()` returns. */
-export const RESTORE_LEN = 6;
 
 // ---- Snapshot header (SNAPSHOT.md)
 /** The format version written (version 1 is read too). */

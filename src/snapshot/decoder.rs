@@ -99,7 +99,7 @@ impl<'a> Reader<'a, '_> {
     /// has a dozen callers.
     #[inline(never)]
     fn put(&self, t: &mut Tape, xs: &[f64]) {
-        if !self.lean && TAPES {
+        if !self.lean {
             t.nums.extend_from_slice(xs);
         }
     }
@@ -261,7 +261,7 @@ impl<'a> Reader<'a, '_> {
                 if big && (b.first() == Some(&0) || (tag == TAG_NEG_BIGINT && b.is_empty())) {
                     return Err("non-canonical bigint");
                 }
-                if !self.lean && TAPES {
+                if !self.lean {
                     t.bytes.extend_from_slice(b);
                 }
             }
@@ -371,20 +371,11 @@ pub fn check_with(bytes: &[u8], visit: &mut dyn FnMut(Visit, Clocks, u32) -> Res
     decode_inner(bytes, visit, true)
 }
 
-/// Whether this build writes tapes. True wherever this module is compiled
-/// now (`src/lib.rs` leaves it out of the npm package's no-std wasm, which
-/// decodes in JS); while that wasm linked only [`check_with`], it was false
-/// there and [`decode_tape_with`] failed.
-const TAPES: bool = cfg!(any(feature = "std", not(target_arch = "wasm32")));
-
 pub(super) fn decode_inner(
     bytes: &[u8],
     visit: &mut dyn FnMut(Visit, Clocks, u32) -> Result<()>,
     lean: bool,
 ) -> Result<Tape> {
-    if !lean && !TAPES {
-        return Err(corrupt("no tapes in this build (no std)"));
-    }
     if bytes.is_empty() {
         return Err(corrupt("empty input"));
     }
