@@ -22,6 +22,9 @@
 
 #[path = "corpus/json.rs"]
 mod json;
+#[path = "corpus/rng.rs"]
+mod rng;
+use rng::Rng;
 
 use std::sync::{Arc, Mutex};
 
@@ -461,16 +464,7 @@ fn replay(lines: &[J]) -> Vec<J> {
 
 // ---- the generator ----------------------------------------------------------
 
-struct Rng(u64);
-
 impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
     fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }

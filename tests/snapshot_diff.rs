@@ -34,6 +34,9 @@
 #[path = "corpus/json.rs"]
 #[allow(dead_code)] // the corpus test uses the rest
 mod json;
+#[path = "corpus/rng.rs"]
+mod rng;
+use rng::Rng;
 
 use lapse_cache::snapshot::{self, crc32};
 
@@ -174,16 +177,7 @@ fn apply(base: &[u8], sealed: bool, edits: &str) -> Vec<u8> {
 
 // ---- the generator (LAPSE_BLESS=1) -----------------------------------------
 
-/// xorshift64*: seeded, so the file is the same on every run.
-struct Rng(u64);
-
 impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
     fn below(&mut self, n: usize) -> usize {
         (self.next() % n.max(1) as u64) as usize
     }
