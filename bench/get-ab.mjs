@@ -15,6 +15,7 @@ import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
 import { cycleOrder, makeKeys } from "./lib/data.mjs";
 import { kvSubjects } from "./lib/subjects.mjs";
+import { clone, loopGet } from "./lib/suite.mjs";
 
 const argv = process.argv.slice(2);
 const opt = { sizes: "100000,1000000", rounds: 15, ops: 1_000_000 };
@@ -26,18 +27,6 @@ for (let i = 0; i < argv.length; i++) {
 }
 const gc = globalThis.gc ?? (() => {});
 const med = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-
-// A fresh copy of the loop per subject: its own type feedback.
-const loopSrc = `return function loop(c, keys, order, tick) {
-  let miss = 0;
-  const n = order.length;
-  for (let i = 0; i < n; i++) {
-    if ((i & 1023) === 0) tick(c);
-    if (c.get(keys[order[i]]) === undefined) miss++;
-  }
-  return miss;
-}`;
-const clone = () => new Function(loopSrc)();
 
 const subjects = [];
 for (const p of pkgs) {
@@ -55,7 +44,8 @@ for (const n of opt.sizes.split(",").map(Number)) {
     const c = s.make(n, true);
     for (let i = 0; i < n; i++) c.set(keys[i], i);
     s.tick(c);
-    return { s, c, loop: clone(), ns: [] };
+    // A fresh copy of the loop per subject: its own type feedback.
+    return { s, c, loop: clone(loopGet), ns: [] };
   });
   for (let r = 0; r <= Number(opt.rounds); r++) {
     for (let k = 0; k < live.length; k++) {

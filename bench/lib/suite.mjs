@@ -39,7 +39,8 @@ export const DEFAULTS = {
 // ---------------------------------------------------------------- loops
 // Plain functions with no free variables: `clone` recompiles them per subject.
 
-function loopGet(c, keys, order, tick) {
+// Exported, as the two below, for the A/B scripts (get-ab, insert-ab).
+export function loopGet(c, keys, order, tick) {
   let miss = 0;
   const n = order.length;
   for (let i = 0; i < n; i++) {
@@ -168,7 +169,7 @@ function loopChurn(c, drive, t0ms, stepMs, maxSteps, now, pauses, cpu, cpuPauses
 }
 
 /** A fresh copy of `fn` (own bytecode and type feedback). */
-function clone(fn) {
+export function clone(fn) {
   return new Function(`return (${fn.toString()})`)();
 }
 
