@@ -222,7 +222,6 @@ export class TtlCache {
     syncViews();
     F64[this.#clockAt] = this.#now;
     if (this.#queuedInserts !== 0) {
-      syncViews();
       U32[this.#statusAt + ST_QUEUED] = this.#queuedInserts;
       this.#queuedInserts = 0;
       this.#reclaimOwed = true;

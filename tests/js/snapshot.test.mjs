@@ -363,6 +363,21 @@ function crc32(b) {
   return ~crc >>> 0;
 }
 
+test("snapshot()'s trailer is the CRC-32 of its bytes, whatever their length mod 8", () => {
+  // The writer's CRC takes eight bytes a step and the rest one at a time:
+  // a key one byte longer each time moves the body's length through every
+  // remainder, and a bitwise CRC must agree with the trailer each time.
+  for (let n = 1; n <= 24; n++) {
+    const c = new TtlCache({ now: 0 });
+    c.set("k".repeat(n), "\u00ff".repeat(n));
+    c.set(`x${n}`, n);
+    const b = c.snapshot();
+    const end = b.length - 4;
+    assert.equal(new DataView(b.buffer, b.byteOffset).getUint32(end, true), crc32(b.subarray(0, end)), `key length ${n}`);
+    assert.equal(TtlCache.restore(b).get("k".repeat(n)), "\u00ff".repeat(n));
+  }
+});
+
 /** `bytes` with the one ASCII occurrence of `from` replaced by `to` (same length), re-sealed. */
 function patch(bytes, from, to) {
   const b = bytes.slice();
