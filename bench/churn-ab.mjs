@@ -18,7 +18,8 @@
 // `--kinds` also sorts the ticks by what they did (stats() read between
 // ticks, untimed): cascades only, removals only, both (or neither), and
 // reports each kind's share and CPU time. `--dump file` writes every
-// measured tick (per package: cpu, wall, wasm, kind) as JSON.
+// measured tick (per package: cpu, wall, wasm, kind) as JSON. `--budget n`
+// gives every cache `sweepBudget: n` instead of the default (1000).
 import { writeFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { resolve } from "node:path";
@@ -37,7 +38,7 @@ for (let i = 0; i < argv.length; i++) {
   else pkgs.push(a);
 }
 if (pkgs.length === 0) {
-  console.error("usage: node --expose-gc bench/churn-ab.mjs [--n 1000000] [--rounds 4] [--solo] [--split] A/pkg B/pkg ...");
+  console.error("usage: node --expose-gc bench/churn-ab.mjs [--n 1000000] [--rounds 4] [--budget 1000] [--solo] [--split] A/pkg B/pkg ...");
   process.exit(2);
 }
 const { period, step } = DEFAULTS.churn;
@@ -81,7 +82,7 @@ for (const p of pkgs) {
 }
 
 function fill(TtlCache) {
-  const c = new TtlCache({ now: CHURN_T0 });
+  const c = new TtlCache(opt.budget === undefined ? { now: CHURN_T0 } : { now: CHURN_T0, sweepBudget: opt.budget });
   const o = { ttl: 0 };
   for (let i = 0; i < n; i++) {
     o.ttl = ttls[i];
