@@ -26,7 +26,7 @@ import {
   REASON_DELETED, REASON_EVICTED, REASON_FOUND_EXPIRED, REASON_NAMES, SLOT_FIELD as SLOT_FIELD_,
   SLOT_HASH as SLOT_HASH_, SLOT_KIND_SHIFT as SLOT_KIND_SHIFT_, SLOT_PLAIN as SLOT_PLAIN_, ST_CAP, SWAP_GHOST as SWAP_GHOST_, ST_ENTRIES as ST_ENTRIES_, ST_FREQ, ST_LOG, ST_LOG_LEN,
   ST_MORE, ST_NOW, ST_QUEUE, ST_QUEUED as ST_QUEUED_, ST_RESERVED, ST_RESERVED_LEN, ST_TIMES, ST_IDLES,
-  TIMES_LAST as TIMES_LAST_, TIMES_NEVER as TIMES_NEVER_, TIMES_STRIDE as TIMES_STRIDE_, WRITE_AT as WRITE_AT_, WRITE_IDLE,
+  TIMES_LAST as TIMES_LAST_, TIMES_MAX as TIMES_MAX_, TIMES_NEVER as TIMES_NEVER_, TIMES_STRIDE as TIMES_STRIDE_, WRITE_AT as WRITE_AT_, WRITE_IDLE,
   WRITE_KEEP_TTL as WRITE_KEEP_TTL_, WRITE_TO_MAIN as WRITE_TO_MAIN_, WRITE_TTL
 } from "./protocol.js";
 import { commandMethods } from "./commands.js";
@@ -72,6 +72,7 @@ const FREQ_MAX = FREQ_MAX_,
   ST_QUEUED = ST_QUEUED_,
   SWAP_GHOST = SWAP_GHOST_,
   TIMES_LAST = TIMES_LAST_,
+  TIMES_MAX = TIMES_MAX_,
   TIMES_NEVER = TIMES_NEVER_,
   TIMES_STRIDE = TIMES_STRIDE_,
   WRITE_AT = WRITE_AT_,
@@ -285,8 +286,8 @@ export class TtlCache {
     // or when its narrow clocks cannot hold `t` (this side stores `now` in
     // them with no call): it widens them as it does, or, out of memory,
     // stays where it was, and so does this side's clock (and this throws).
-    const x = t - this.#base + 1; // (as in #overwrite)
-    if (this.#queuedInserts !== 0 || this.#reclaimOwed || (this.#narrow && x >>> 0 !== x)) {
+    const x = t - this.#base; // (as in #overwrite)
+    if (this.#queuedInserts !== 0 || this.#reclaimOwed || (this.#narrow && (x >>> 0 !== x || x > TIMES_MAX))) {
       const e = this.#toEngine(); // hands over the queued inserts, which then owe
       this.#reclaimOwed = false;
       e.reclaim();
@@ -608,10 +609,11 @@ export class TtlCache {
     const V = n ? U32 : F;
     let x = abs - b;
     // Narrow clocks hold whole ms after the base up to TIMES_MAX, and none
-    // as TIMES_NEVER (-1 as a u32): x + 1 is a u32 but 0 (x >= 0, as abs >
-    // now >= base). A deadline they cannot hold is the engine's write, which
-    // widens them.
-    if (n && (x + 1) >>> 0 !== x + 1) {
+    // as TIMES_NEVER (-1 as a u32). Not `(x + 1) >>> 0 !== x + 1`, one test
+    // fewer: x + 1 rounds a fraction of an ulp away (a ttl of 1e-20 was stored
+    // as 0, dead at once). A deadline they cannot hold is the engine's
+    // write, which widens them.
+    if (n && (x >>> 0 !== x || x > TIMES_MAX)) {
       if (ttl !== Infinity) return false;
       x = -1;
     }
@@ -662,7 +664,7 @@ export class TtlCache {
     const n = this.#narrow;
     let x = abs - b;
     // A deadline narrow clocks cannot hold: the engine's write (see #overwrite).
-    if (n && (x + 1) >>> 0 !== x + 1) {
+    if (n && (x >>> 0 !== x || x > TIMES_MAX)) {
       if (ttl !== Infinity) return false;
       x = -1;
     }

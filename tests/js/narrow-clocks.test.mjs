@@ -126,3 +126,24 @@ test("an overwrite that moves a deadline earlier still reschedules it, with no a
   assert.equal(c.peek("k"), 2);
   assert.equal(c.tick(NARROW + 10), 1, "swept at its new deadline");
 });
+
+test("a deadline a fraction of an ulp past a whole millisecond is not rounded down to it", () => {
+  // The host's check of what narrow clocks hold once added 1 before testing
+  // for a u32, and 1e-20 + 1 is 1: such a deadline was stored as the whole
+  // millisecond below it, dead at once (issue 16's narrow clocks).
+  const a = new TtlCache({ now: 0 });
+  a.set("k", 1, { ttl: 1e-20 });
+  assert.equal(a.has("k"), true, "1e-20 > 0: live at 0");
+  assert.equal(a.ttl("k"), 1e-20);
+  const b = new TtlCache({ now: 0, ttl: Number.MIN_VALUE });
+  b.set("k", 1);
+  b.set("k", 2); // an overwrite takes the same check
+  assert.equal(b.get("k"), 2);
+  // 3 + 1 ulp: x + 1 rounds to 4 (ties to even).
+  const c = new TtlCache({ now: 0 });
+  c.set("k", 1, { ttl: 3.0000000000000004 });
+  c.tick(3);
+  assert.equal(c.has("k"), true, "live at 3, its deadline is after 3");
+  c.tick(4);
+  assert.equal(c.has("k"), false);
+});
