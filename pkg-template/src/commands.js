@@ -53,13 +53,16 @@ import { checkNumber, checkString, condCode, toTime, wrongType } from "./validat
 
 /**
  * Moves slot `s`'s absolute deadline (`expire`, `expireAt` and their hash
- * forms); one that changed something wins over a running load of `key`
- * (`field`).
+ * forms). It wins over a running load of `key` (`field`) when it changed
+ * something, or when there is no live entry (`s` NIL) for it to change:
+ * the load's result must not outlive a deadline set while it ran (a missing
+ * key's `expire` returns false, as `delete` does, and wins as `delete` does).
+ * A condition a live entry does not meet changes nothing, the load included.
  */
 export function expireKey(c, key, field, s, t, rel, cond) {
   const r = toEngine(c).expireAt(s, t, rel, cond);
   const calls = drain(c);
-  if (r && runningLoads(c) !== 0) invalidate(c, key, field);
+  if ((r || s === NIL) && runningLoads(c) !== 0) invalidate(c, key, field);
   flush(c, calls);
   return r;
 }

@@ -113,6 +113,13 @@ for (const [what, win] of [
   ["delete", (c) => c.delete("k")],
   ["expire", (c) => (c.set("k", "mine"), c.expire("k", 50))],
   ["expireAt", (c) => (c.set("k", "mine"), c.expireAt("k", 50))],
+  // With no live entry to change, an expire returns false, as a delete
+  // does, and wins as that delete does: the result must not outlive a
+  // deadline set while it loaded.
+  ["expire of the cold key", (c) => assert.equal(c.expire("k", 50), false)],
+  ["expire(0) of the cold key", (c) => assert.equal(c.expire("k", 0), false)],
+  ["expireAt of the cold key", (c) => assert.equal(c.expireAt("k", -1), false)],
+  ["expire with a cond of the cold key", (c) => assert.equal(c.expire("k", 50, "XX"), false)],
   ["clear", (c) => c.clear()],
 ]) {
   test(`a ${what} while the load runs wins: result not stored, waiters get it, signal aborted`, async () => {
@@ -134,6 +141,33 @@ for (const [what, win] of [
     }
   });
 }
+
+test("an expire whose cond a live entry does not meet changes nothing, the refresh included", async () => {
+  const c = new TtlCache({ now: 0, refresh: 10 });
+  c.set("k", "old");
+  c.tick(20);
+  const { calls, loader } = controlled();
+  assert.equal(await c.fetch("k", loader), "old");
+  assert.equal(calls.length, 1, "a background refresh");
+  assert.equal(c.expire("k", 50, "XX"), false, "no absolute deadline: XX not met");
+  assert.equal(calls[0].signal.aborted, false);
+  calls[0].resolve("new");
+  await settle();
+  assert.equal(c.peek("k"), "new", "the refresh stored its result");
+});
+
+test("an hexpire of a cold field while its hfetch runs wins", async () => {
+  const c = new TtlCache({ now: 0 });
+  c.hset("h", "other", 1);
+  const { calls, loader } = controlled();
+  const p = c.hfetch("h", "f", loader);
+  assert.equal(c.hexpire("h", "f", 50), false);
+  assert.equal(calls[0].signal.aborted, true);
+  calls[0].resolve("loaded");
+  assert.equal(await p, "loaded");
+  assert.equal(c.hget("h", "f"), undefined);
+  assert.equal(c.hget("h", "other"), 1);
+});
 
 test("an eviction of the entry a refresh is replacing wins over the refresh", async () => {
   const { log, dispose } = recorder();

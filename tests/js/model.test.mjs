@@ -418,8 +418,17 @@ class FetchHarness extends Harness {
         const v = Reflect.get(t, p);
         if (typeof v !== "function") return v;
         return (...args) => {
-          const rec = { name: p, args, threw: true, result: undefined };
+          const rec = { name: p, args, threw: true, result: undefined, had: undefined };
           log.push(rec);
+          // An expire wins over a load when it changed the entry, or when
+          // there was no live entry to change.
+          if (p === "expire" || p === "expireAt") {
+            try {
+              rec.had = t.has(args[0]);
+            } catch {
+              // a bad key: expire throws too
+            }
+          }
           rec.result = v.apply(t, args);
           rec.threw = false;
           return rec.result;
@@ -515,7 +524,7 @@ class FetchHarness extends Harness {
 
   /** What the recorded base calls did to loads, write times and graces. */
   learn(prev) {
-    for (const { name, args, threw, result } of this.log.splice(0)) {
+    for (const { name, args, threw, result, had } of this.log.splice(0)) {
       if (threw) continue;
       const [k, f] = args;
       if (name === "clear") {
@@ -523,7 +532,7 @@ class FetchHarness extends Harness {
         this.loads.clear();
       } else if (name === "set" || name === "delete") {
         this.invalidateKey(k);
-      } else if ((name === "expire" || name === "expireAt") && result) {
+      } else if ((name === "expire" || name === "expireAt") && (result || !had)) {
         this.invalidateKey(k);
       } else if (name === "hset") {
         this.invalidate(k, f);
