@@ -233,10 +233,14 @@ impl Policy {
     /// was written. A key read in the small queue carries its read count into
     /// main as credit, and a main key with credit is never evicted while the
     /// small queue still has keys to offer: when small is under its 10% share
-    /// and main's tail still has credit, that tail spends one unit (so main
-    /// keeps aging, one step per eviction) and the victim comes from small.
-    /// Only a main key whose credit a full lap has spent, i.e. one not read
-    /// recently, is evicted ahead of unread small keys.
+    /// and main's tail still has credit, that tail spends one unit for each
+    /// key small gives up, promoted or evicted (so main keeps aging) and the
+    /// victim comes from small. Only a main key whose credit a full lap has
+    /// spent, i.e. one not read recently, is evicted ahead of unread small
+    /// keys. (When every key has been read, the eviction that must take one
+    /// of them promotes small whole and laps main: every credit is spent at
+    /// once, and keys read once then go before newer unread ones, about
+    /// small's share of them. API.md says so.)
     /// Amortized O(1): every lap either evicts, promotes or spends a credit.
     pub fn evict(&mut self, keep: Option<u32>) -> Option<Victim> {
         let total = self.len();
