@@ -363,9 +363,9 @@ export declare class TtlCache<V = unknown> implements Iterable<[string, Entry<V>
   hget(key: string, field: string): V | undefined;
   hhas(key: string, field: string): boolean;
   hdel(key: string, field: string): boolean;
-  /** Live fields. */
+  /** Live fields (the expired ones it passes are removed, with their `dispose`). */
   hlen(key: string): number;
-  /** The live fields, as a new `Map`. */
+  /** The live fields, as a new `Map` (the expired ones it passes are removed, with their `dispose`). */
   hgetall(key: string): Map<string, V>;
   /** The field's absolute deadline = now + `ms`. */
   hexpire(key: string, field: string, ms: number, cond?: Cond): boolean;

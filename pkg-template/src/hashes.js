@@ -78,9 +78,29 @@ export function fieldSlot(c, h, field) {
   return f !== undefined && live(c, f) ? f : NIL;
 }
 
-export function liveFields(c, h, box) {
+/**
+ * The live fields of hash `key` (at live slot `h`) as a `Map`. The expired
+ * fields it passes go first (the engine's lazy expiry, as hget's: each
+ * `dispose`d, those with grace left kept), so that no later read passes
+ * them again: the contract bounds no operation's cost by the dead fields it
+ * does not remove. `dispose` may change anything, so the key is then looked
+ * up again: null if it no longer holds a live hash.
+ */
+export function hashFields(c, key, h) {
   const out = new Map();
-  for (const [name, f] of box.fields) if (live(c, f)) out.set(name, valList(c)[f]);
+  const vals = valList(c);
+  let dead = false;
+  for (const [name, f] of vals[h].fields) {
+    if (live(c, f)) out.set(name, vals[f]);
+    else dead = true;
+  }
+  if (!dead) return out;
+  expireNow(c, h);
+  const again = liveSlot(c, key);
+  if (again === NIL || !isHash(valList(c)[again])) return null;
+  out.clear();
+  // (Fields in grace stay expired here: taken as they are, not removed again.)
+  for (const [name, f] of valList(c)[again].fields) if (live(c, f)) out.set(name, valList(c)[f]);
   return out;
 }
 
@@ -200,15 +220,27 @@ export const hashMethods = {
     return true;
   },
 
-  /** Number of live fields (0 if the key is missing). */
+  /**
+   * Number of live fields (0 if the key is missing). Expired fields it
+   * passes go first, as in `hashFields`.
+   */
   hlen(key) {
     syncClock(this);
     checkString("key", key);
-    const h = hashSlot(this, key);
-    if (h === NIL) return 0;
-    let n = 0;
-    for (const f of valList(this)[h].fields.values()) if (live(this, f)) n++;
-    return n;
+    for (let again = false; ; again = true) {
+      const h = hashSlot(this, key);
+      if (h === NIL) return 0;
+      let n = 0;
+      let dead = false;
+      for (const f of valList(this)[h].fields.values()) {
+        if (live(this, f)) n++;
+        else dead = true;
+      }
+      // (Looked up again after expireNow: `dispose` may change anything.
+      // Fields in grace stay, so a second pass takes them as they are.)
+      if (!dead || again) return n;
+      expireNow(this, h);
+    }
   },
 
   /** A `Map` of the live fields (empty if the key is missing). No touch. */
@@ -216,7 +248,10 @@ export const hashMethods = {
     syncClock(this);
     checkString("key", key);
     const h = hashSlot(this, key);
-    return h === NIL ? new Map() : liveFields(this, h, valList(this)[h]);
+    const m = h === NIL ? new Map() : hashFields(this, key, h);
+    if (m !== null) return m;
+    hashSlot(this, key); // `dispose` made it a plain value: WRONGTYPE
+    return new Map();
   },
 
   /** Sets a field's absolute deadline `ms` from now; `ms <= 0` deletes it. */

@@ -4,18 +4,15 @@
 
 import { alive, keyMap, syncClock, valList } from "./cache.js";
 import { isHash } from "./hash.js";
-import { liveFields, liveKey } from "./hashes.js";
+import { hashFields, liveKey } from "./hashes.js";
 import { describe } from "./validate.js";
-
-function valueOf(c, s) {
-  const v = valList(c)[s];
-  return isHash(v) ? liveFields(c, s, v) : v;
-}
 
 /**
  * The live entries' keys (`what` 0), values (1) or [key, value] pairs (2).
  * The clock is read before each step rather than once: the caller may
- * await between steps.
+ * await between steps. A hash's value is its live fields; the expired ones
+ * a step passes go (see hashFields), so that no later iteration pays for
+ * them. The Map's iterator steps over keys removed meanwhile.
  */
 function* liveEntries(c, what) {
   const it = keyMap(c).entries();
@@ -24,7 +21,18 @@ function* liveEntries(c, what) {
     const r = it.next();
     if (r.done) return;
     const [k, s] = r.value;
-    if (s >= 0 && liveKey(c, s)) yield what === 0 ? k : what === 1 ? valueOf(c, s) : [k, valueOf(c, s)];
+    if (s < 0 || !liveKey(c, s)) continue; // a ghost, or expired
+    if (what === 0) {
+      yield k;
+      continue;
+    }
+    const box = valList(c)[s];
+    // (null: a `dispose` that hashFields ran removed the key, or replaced it,
+    // which puts it at the end of the index, where this iteration meets it
+    // again.)
+    const v = isHash(box) ? hashFields(c, k, s) : box;
+    if (v === null) continue;
+    yield what === 1 ? v : [k, v];
   }
 }
 

@@ -110,14 +110,18 @@ impl Engine {
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
     /// Lazy expiry, found by a read: an expired slot goes, unless it has
     /// grace left (then it enters grace). An expired hash goes whole; a hash
-    /// whose own deadline holds but whose fields are all expired lets each
-    /// field go or enter grace. Returns the entries removed.
+    /// whose own deadline holds lets each expired field go or enter grace,
+    /// and goes with its last field. A read that counts or lists a hash's
+    /// fields (`hlen`, `hgetall`, iteration) calls this when it passes an
+    /// expired one, so that no later read passes it again: the contract
+    /// bounds no operation's cost by dead fields it does not remove.
+    /// Returns the entries removed.
     pub fn expire_found(&mut self, s: u32) -> u64 {
         let kind = self.kind(s);
         match kind {
             // All its fields wait out their grace already: nothing to walk.
             Kind::Hash if self.graced(s as usize) => 0,
-            Kind::Hash if self.grace_on && self.own_live(s, self.now()) => {
+            Kind::Hash if self.own_live(s, self.now()) => {
                 // Removing a field leaves its siblings' links intact; the last
                 // one, which takes the hash, has no next.
                 let mut n = 0;

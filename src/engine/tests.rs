@@ -275,6 +275,34 @@ fn removing_the_last_field_removes_the_hash() {
 }
 
 #[test]
+fn a_read_that_finds_a_live_hash_with_expired_fields_removes_only_those() {
+    // `hlen`, `hgetall` and iteration call `expire_found` on the hash when
+    // they pass an expired field, with no grace too: the next read must not
+    // pass it again.
+    let mut e = engine(Options { sweep_budget: Some(0), ..Default::default() });
+    let h = e.insert(Kind::Hash, WriteClocks::NONE, 0, false);
+    let short = e.resolve(&Write { ttl: Some(10.0), ..Default::default() }).unwrap();
+    let long = e.resolve(&Write::default()).unwrap();
+    let dead: Vec<u32> = (0..5).map(|_| e.insert_field(h, short, 0)).collect();
+    let keep = e.insert_field(h, long, 0);
+    e.tick(20.0).unwrap();
+    assert_eq!(e.entries(), 6, "sweepBudget 0: nothing swept");
+    e.log.clear();
+    assert_eq!(e.expire_found(h), 5);
+    assert_eq!((e.keys(), e.entries()), (1, 1));
+    assert!(e.is_live(h) && e.is_live(keep));
+    let mut removed: Vec<u32> = e.log.chunks(LOG_STRIDE).map(|r| r[0]).collect();
+    removed.sort_unstable();
+    assert_eq!(removed, dead, "the expired fields, and not the hash");
+    e.check_invariants().unwrap();
+    // Its last field gone, a hash found again goes whole, as before.
+    assert!(e.expire_at(keep, 30.0, None));
+    e.advance(40.0).unwrap();
+    assert_eq!(e.expire_found(h), 1);
+    assert_eq!((e.keys(), e.entries(), e.kind(h)), (0, 0, Kind::Free));
+}
+
+#[test]
 fn grace_keeps_an_expired_slot_until_its_end_then_sweeps_it() {
     let mut e = engine(Options::default());
     e.set_grace(50.0).unwrap();

@@ -49,3 +49,59 @@ test("accesses to a hash with many expired fields do not each scan them", () => 
   assert.equal(c.has("h"), false);
   assert.equal(c.hget("h", "live"), undefined);
 });
+
+test("hlen, hgetall and iteration remove the expired fields they pass, so no later call passes them again", () => {
+  for (const [what, read] of [
+    ["hlen", (c) => assert.equal(c.hlen("h"), 2)],
+    ["hgetall", (c) => assert.deepEqual([...c.hgetall("h")].sort(), [["a", "A"], ["b", "B"]])],
+    ["values()", (c) => assert.deepEqual([...c.values()].map((m) => [...m].sort()), [[["a", "A"], ["b", "B"]]])],
+    ["entries()", (c) => assert.deepEqual([...c.entries()].map(([k, m]) => [k, m.size]), [["h", 2]])],
+  ]) {
+    const log = [];
+    // sweepBudget 0: nothing else removes them.
+    const c = new TtlCache({ now: 0, sweepBudget: 0, dispose: (v, k, r, f) => log.push([k, f, r]) });
+    for (let i = 0; i < 300; i++) c.hset("h", `old${i}`, i, { ttl: 5 });
+    c.hset("h", "a", "A");
+    c.hset("h", "b", "B");
+    c.tick(10);
+    assert.equal(c.stats().entries, 302, what);
+    read(c);
+    assert.equal(c.stats().entries, 2, `${what}: the expired fields are gone`);
+    assert.equal(log.length, 300, what);
+    assert.ok(log.every(([k, f, r]) => k === "h" && f.startsWith("old") && r === "expired"), what);
+    // The next calls see only the live fields, and agree.
+    read(c);
+    assert.equal(c.hlen("h"), 2);
+    assert.equal(log.length, 300, `${what}: nothing more removed`);
+  }
+});
+
+test("a dispose that hlen or hgetall runs may change the hash: they answer for the hash as it then is", () => {
+  const c = new TtlCache({
+    now: 0,
+    sweepBudget: 0,
+    dispose: (v, k, r, f) => {
+      if (f === "old") c.hset("h", "added", 3);
+    },
+  });
+  c.hset("h", "old", 1, { ttl: 5 });
+  c.hset("h", "a", 2);
+  c.tick(10);
+  assert.equal(c.hlen("h"), 2, "a and the field dispose added");
+  c.hset("h", "old", 1, { ttl: 5 });
+  c.tick(20);
+  assert.deepEqual([...c.hgetall("h")].sort(), [["a", 2], ["added", 3]]);
+  // A dispose that replaces the hash by a plain value: hgetall is then WRONGTYPE.
+  const d = new TtlCache({
+    now: 0,
+    sweepBudget: 0,
+    dispose: (v, k, r, f) => {
+      if (f === "old") (d.delete("h"), d.set("h", "plain"));
+    },
+  });
+  d.hset("h", "old", 1, { ttl: 5 });
+  d.hset("h", "a", 2);
+  d.tick(10);
+  assert.throws(() => d.hgetall("h"), TypeError);
+  assert.equal(d.get("h"), "plain");
+});
