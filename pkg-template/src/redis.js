@@ -61,8 +61,20 @@ export class NearCache {
   #tracking = false;
   /** Bumped whenever every local copy is dropped (disconnect, flush). */
   #epoch = 0;
-  /** key -> in-flight read or fetch: `{ promise, invalidated }`. */
+  /** key -> in-flight Redis read: `{ promise, watch }`. */
   #loads = new Map();
+  /**
+   * key -> the watches of the calls in flight on it (a read, each write, each
+   * fetch's load): `{ invalidated }`, set by any invalidation of the key, a
+   * local write or delete of it, or a disconnect. A call stores its local
+   * copy only if its watch is still clear when it resumes: node-redis may
+   * hand us an invalidation that arrived in the same socket read as our own
+   * reply before our `await` resumes, and a copy stored after it would then
+   * be stale with nothing left to remove it.
+   */
+  #watches = new Map();
+  /** Serializes tracking switches (connect and every `ready`). */
+  #trackRun = Promise.resolve();
   /** key -> running fetch (Redis read, then loader, then write). */
   #fetches = new Map();
   /** The local copy's default `ttl`: a copy never outlives it, nor Redis's deadline. */
@@ -143,7 +155,19 @@ export class NearCache {
     return { ...this.#local.stats(), invalidations: this.#invalidations, remoteReads: this.#remoteReads };
   }
 
-  async #track() {
+  /**
+   * Switches tracking to broadcasting, after any switch still running: the
+   * first `ready` and `connect` both ask for one, and two interleaved (OFF,
+   * OFF, ON, ON) make Redis refuse the second ON's prefixes as overlapping
+   * the first's, so `connect` with a `prefix` always failed.
+   */
+  #track() {
+    const run = this.#trackRun.catch(() => {}).then(() => this.#switchTracking());
+    this.#trackRun = run;
+    return run;
+  }
+
+  async #switchTracking() {
     this.#tracking = false;
     const on = ["CLIENT", "TRACKING", "ON", "BCAST", "NOLOOP"];
     for (const p of this.#prefix) on.push("PREFIX", p);
@@ -151,6 +175,22 @@ export class NearCache {
     await this.#client.sendCommand(on);
     this.#dropAll();
     this.#tracking = true;
+  }
+
+  /** A watch on `key` for a call about to go to Redis (see #watches); `#unwatch` it when done. */
+  #watch(key) {
+    const w = { invalidated: false };
+    let set = this.#watches.get(key);
+    if (set === undefined) this.#watches.set(key, (set = new Set()));
+    set.add(w);
+    return w;
+  }
+
+  #unwatch(key, w) {
+    const set = this.#watches.get(key);
+    if (set === undefined) return;
+    set.delete(w);
+    if (set.size === 0) this.#watches.delete(key);
   }
 
   #tracked(key) {
@@ -161,7 +201,7 @@ export class NearCache {
 
   #dropAll() {
     this.#epoch++;
-    for (const load of this.#loads.values()) load.invalidated = true;
+    for (const set of this.#watches.values()) for (const w of set) w.invalidated = true;
     this.#local.clear();
   }
 
@@ -179,19 +219,19 @@ export class NearCache {
     this.#forget(typeof key === "string" ? key : key.toString());
   }
 
-  /** The key changed: drop the copy, and keep a read in flight from storing its answer. */
+  /** The key changed: drop the copy, and keep every call in flight on it from storing one. */
   #forget(key) {
-    const load = this.#loads.get(key);
-    if (load !== undefined) load.invalidated = true;
+    const set = this.#watches.get(key);
+    if (set !== undefined) for (const w of set) w.invalidated = true;
     this.#local.delete(key);
   }
 
   /**
    * Stores a local copy that expires no later than `deadline` (a local time),
-   * unless the key changed, or tracking went down, since `epoch` was read.
+   * unless the key changed (`watch`), or tracking went down, since `epoch` was read.
    */
-  #keep(key, value, deadline, load, epoch) {
-    if (!this.#tracking || epoch !== this.#epoch || load?.invalidated || !this.#tracked(key)) return;
+  #keep(key, value, deadline, watch, epoch) {
+    if (!this.#tracking || epoch !== this.#epoch || watch.invalidated || !this.#tracked(key)) return;
     const now = this.#local.now;
     const at = Math.min(deadline, now + this.#localTtl);
     if (at === Infinity) {
@@ -209,7 +249,7 @@ export class NearCache {
   #remote(key) {
     const running = this.#loads.get(key);
     if (running !== undefined) return running.promise;
-    const load = { promise: null, invalidated: false };
+    const load = { promise: null, watch: this.#watch(key) };
     const epoch = this.#epoch;
     const sent = this.#local.now;
     this.#remoteReads++;
@@ -222,10 +262,11 @@ export class NearCache {
         if (raw === null || raw === undefined) return undefined;
         const value = this.#codec.decode(typeof raw === "string" ? raw : raw.toString());
         // PTTL -1: no deadline in Redis; -2: no key.
-        if (pttl !== -2) this.#keep(key, value, pttl === -1 ? Infinity : sent + pttl, load, epoch);
+        if (pttl !== -2) this.#keep(key, value, pttl === -1 ? Infinity : sent + pttl, load.watch, epoch);
         return value;
       })
       .finally(() => {
+        this.#unwatch(key, load.watch);
         if (this.#loads.get(key) === load) this.#loads.delete(key);
       });
     this.#loads.set(key, load);
@@ -254,12 +295,25 @@ export class NearCache {
     if (typeof encoded !== "string") throw new TypeError("codec.encode: must return a string");
     const copy = this.#codec.decode(encoded); // what every other reader of Redis will see
     this.#forget(key);
+    await this.#write(key, encoded, copy, ttl, this.#watch(key));
+    return this;
+  }
+
+  /**
+   * SET, then the local copy, unless `watch` (taken before anything was sent,
+   * and unwatched here) saw the key change meanwhile: another client's write
+   * right after ours can reach us in the same read as our reply.
+   */
+  async #write(key, encoded, copy, ttl, watch) {
     const epoch = this.#epoch;
     const sent = this.#local.now;
     const px = ttl === undefined || ttl === Infinity ? undefined : Math.ceil(ttl);
-    await this.#client.set(key, encoded, px === undefined ? undefined : { expiration: { type: "PX", value: px } });
-    this.#keep(key, copy, px === undefined ? Infinity : sent + ttl, this.#loads.get(key), epoch);
-    return this;
+    try {
+      await this.#client.set(key, encoded, px === undefined ? undefined : { expiration: { type: "PX", value: px } });
+      this.#keep(key, copy, px === undefined ? Infinity : sent + ttl, watch, epoch);
+    } finally {
+      this.#unwatch(key, watch);
+    }
   }
 
   /** Deletes the key in Redis and here; `true` if Redis had it. */
@@ -273,7 +327,10 @@ export class NearCache {
   /**
    * Local copy, else Redis, else `loader(key, { signal })`, whose result is
    * written to Redis (with `opts.ttl`) and kept here. Concurrent fetches of a
-   * key share one Redis read and one loader call. `undefined` stores nothing.
+   * key share one Redis read and one loader call. `undefined` stores nothing,
+   * and so does a load whose key changed while it ran (another client's
+   * write or delete, this one's `set` or `delete`, a disconnect): its result
+   * is returned but written nowhere, since Redis holds something newer.
    */
   async fetch(key, loader, opts) {
     checkKey(key);
@@ -285,13 +342,26 @@ export class NearCache {
     const running = this.#fetches.get(key);
     if (running !== undefined) return running;
     const run = (async () => {
-      const remote = await this.#remote(key);
-      if (remote !== undefined) return remote;
-      const controller = new AbortController();
-      const value = await loader(key, { signal: controller.signal });
-      if (value === undefined) return undefined;
-      await this.set(key, value, opts);
-      return value;
+      // Watched from before the Redis read: a change that lands between its
+      // miss and the load is a change during the load.
+      const watch = this.#watch(key);
+      let writing = false;
+      try {
+        const remote = await this.#remote(key);
+        if (remote !== undefined) return remote;
+        const controller = new AbortController();
+        const value = await loader(key, { signal: controller.signal });
+        if (value === undefined) return undefined;
+        if (watch.invalidated) return value;
+        const encoded = this.#codec.encode(value);
+        if (typeof encoded !== "string") throw new TypeError("codec.encode: must return a string");
+        const copy = this.#codec.decode(encoded);
+        writing = true;
+        await this.#write(key, encoded, copy, opts?.ttl, watch); // unwatches
+        return value;
+      } finally {
+        if (!writing) this.#unwatch(key, watch);
+      }
     })().finally(() => this.#fetches.delete(key));
     this.#fetches.set(key, run);
     return run;

@@ -222,3 +222,95 @@ test("bad arguments are rejected before anything is sent", async () => {
   await assert.rejects(NearCache.connect(server.url, { max: 10 }), TypeError);
   assert.equal(await plain.exists("k"), 0);
 });
+
+/**
+ * Makes our next write's reply and another client's invalidation of the same
+ * key reach us in one socket read: Redis holds writes for `ms`, then runs
+ * ours and then theirs back to back (found by a probe: 20 of 20 runs kept
+ * the stale copy for good before the fix).
+ */
+async function racePair(ours, theirs, ms = 30) {
+  await plain.sendCommand(["CLIENT", "PAUSE", String(ms), "WRITE"]);
+  const a = ours();
+  await sleep(5);
+  const b = theirs();
+  return Promise.all([a, b]);
+}
+
+test("a set whose reply arrives with another client's invalidation keeps no stale copy", async () => {
+  const other = createClient({ url: server.url });
+  other.on("error", () => {});
+  await other.connect();
+  try {
+    const n = await near();
+    for (let i = 0; i < 5; i++) {
+      const k = `race:set:${i}`;
+      await racePair(() => n.set(k, "mine"), () => other.set(k, JSON.stringify("theirs")));
+      await sleep(20); // any invalidation still on its way has arrived
+      assert.equal(await plain.get(k), JSON.stringify("theirs"), "Redis ran ours, then theirs");
+      assert.equal(await n.get(k), "theirs", `round ${i}: no stale local copy`);
+    }
+  } finally {
+    await other.close();
+  }
+});
+
+test("fetch: a key changed while its loader runs stores nothing, here or in Redis", async () => {
+  const n = await near();
+  const got = await n.fetch("race:load", async () => {
+    await plain.set("race:load", JSON.stringify("theirs"));
+    await sleep(30); // the invalidation arrives while the load runs
+    return "loaded";
+  });
+  assert.equal(got, "loaded", "the caller still gets what the loader returned");
+  assert.equal(await plain.get("race:load"), JSON.stringify("theirs"), "the other client's write stands");
+  assert.equal(n.local.has("race:load"), false);
+  assert.equal(await n.get("race:load"), "theirs");
+  // A local delete during the load wins the same way.
+  const got2 = await n.fetch("race:load2", async () => {
+    await n.delete("race:load2");
+    return "loaded";
+  });
+  assert.equal(got2, "loaded");
+  assert.equal(await plain.exists("race:load2"), 0);
+  assert.equal(n.local.has("race:load2"), false);
+  // With nothing in between, the result goes to both (as before).
+  assert.equal(await n.fetch("race:load3", async () => "loaded"), "loaded");
+  assert.equal(await plain.get("race:load3"), JSON.stringify("loaded"));
+  assert.equal(n.local.get("race:load3"), "loaded");
+});
+
+test("fetch whose write reply arrives with another client's invalidation keeps no stale copy", async () => {
+  const other = createClient({ url: server.url });
+  other.on("error", () => {});
+  await other.connect();
+  try {
+    const n = await near();
+    for (let i = 0; i < 5; i++) {
+      const k = `race:fetch:${i}`;
+      await racePair(() => n.fetch(k, async () => "mine"), () => other.set(k, JSON.stringify("theirs")));
+      await sleep(20);
+      assert.equal(await n.get(k), await plain.get(k).then((s) => JSON.parse(s)), `round ${i}: the local copy is Redis's`);
+    }
+  } finally {
+    await other.close();
+  }
+});
+
+test("connect with a prefix tracks and caches only keys under it", async () => {
+  const n = await near({ prefix: "pre:" });
+  const m = await near({ prefix: ["a:", "b:"] }); // two prefixes: was "ERR Prefix ... overlaps"
+  await plain.set("pre:k", JSON.stringify(1));
+  await plain.set("out:k", JSON.stringify(2));
+  assert.equal(await n.get("pre:k"), 1);
+  assert.equal(await n.get("out:k"), 2);
+  assert.equal(n.local.has("pre:k"), true);
+  assert.equal(n.local.has("out:k"), false, "not under the prefix: not cached");
+  const seen = invalidation(n, "pre:k");
+  await plain.set("pre:k", JSON.stringify(3));
+  await seen;
+  assert.equal(await n.get("pre:k"), 3);
+  await plain.set("b:k", JSON.stringify("b"));
+  assert.equal(await m.get("b:k"), "b");
+  assert.equal(m.local.has("b:k"), true);
+});
