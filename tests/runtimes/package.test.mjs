@@ -28,13 +28,16 @@ test("package: exactly the shipped files", () => {
     // The tiers in front of shared stores, each an entry with its types.
     "dist/redis.js", "redis.d.ts", "dist/keyv.js", "keyv.d.ts",
     "dist/bentocache.js", "bentocache.d.ts", "dist/durable.js", "durable.d.ts",
+    // The Node tiers in CommonJS too, sharing lapse.cjs's TtlCache.
+    "dist/redis.cjs", "redis.d.cts", "dist/keyv.cjs", "keyv.d.cts", "dist/bentocache.cjs", "bentocache.d.cts",
   ];
   for (const f of expected) assert.ok(files.includes(f), `missing ${f}`);
   const optional = ["API.md", "SNAPSHOT.md"];
   // The tier entries' declarations (lapse/redis, ...), each named by its export.
   const tierTypes = Object.entries(pkg.exports)
     .filter(([k, v]) => k !== "." && typeof v === "object" && v.types)
-    .map(([, v]) => v.types.replace(/^\.\//, ""));
+    .flatMap(([, v]) => (typeof v.types === "string" ? [v.types] : Object.values(v.types)))
+    .map((t) => t.replace(/^\.\//, ""));
   for (const f of tierTypes) assert.ok(files.includes(f), `missing ${f}`);
   optional.push(...tierTypes);
   const extra = files.filter((f) => !expected.includes(f) && !optional.includes(f) && !/^dist\/[\w-]+\.js$/.test(f));
@@ -60,6 +63,11 @@ test("package: exports conditions, in resolution order", () => {
   // require() under `browser` (Jest's jsdom environment) must get CommonJS.
   assert.deepEqual(dot.browser, { import: "./dist/lapse.js", require: "./dist/lapse.cjs" });
   assert.equal(dot.workerd, "./dist/workerd.js");
+  // require() of a Node tier gets its CommonJS build (the same TtlCache as require("lapse")).
+  for (const t of ["redis", "keyv", "bentocache"]) {
+    assert.equal(pkg.exports[`./${t}`].require, `./dist/${t}.cjs`);
+    assert.deepEqual(pkg.exports[`./${t}`].types, { import: `./${t}.d.ts`, require: `./${t}.d.cts` });
+  }
   const targets = [];
   const collect = (v) => (typeof v === "string" ? targets.push(v) : Object.values(v).forEach(collect));
   collect(pkg.exports);
