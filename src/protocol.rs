@@ -373,7 +373,9 @@ group! { reasons, "Removal reasons: a log record's reason, remove's reason argum
     /// The names `dispose` is given, indexed by reason.
     pub const REASON_NAMES: [&str; 5] = ["expired", "evicted", "deleted", "replaced", "cleared"];
     /// `remove`'s reason for lazy expiry of a slot a read found expired: a
-    /// slot with grace left enters grace instead (never in the log).
+    /// slot with grace left enters grace instead (never in the log). On a
+    /// hash whose own deadline holds, it removes the hash's expired fields
+    /// (the host's `hlen`, `hgetall` and iteration, when they pass one).
     pub const REASON_FOUND_EXPIRED: u8 = 255;
 }
 

@@ -318,7 +318,7 @@ export const REASON_DELETED = 2;
 export const REASON_REPLACED = 3;
 /** `clear()`. */
 export const REASON_CLEARED = 4;
-/** `remove`'s reason for lazy expiry of a slot a read found expired: a slot with grace left enters grace instead (never in the log). */
+/** `remove`'s reason for lazy expiry of a slot a read found expired: a slot with grace left enters grace instead (never in the log). On a hash whose own deadline holds, it removes the hash's expired fields (the host's `hlen`, `hgetall` and iteration, when they pass one). */
 export const REASON_FOUND_EXPIRED = 255;
 
 // ---- Removal log: u32 words from ST_LOG / 4, LOG_STRIDE per record
