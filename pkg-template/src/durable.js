@@ -12,6 +12,12 @@
 import { TtlCache } from "lapse";
 
 const TABLE = "_lapse_entries";
+// A value longer than CHUNK UTF-16 units is stored in rows of this table, in
+// order, and its entry row's value is NULL: a row holds at most 2 MB in
+// Cloudflare's SQLite (and about 8 MB in workerd's), so one value in one row
+// was a cliff. 512 Ki units are at most 1.5 MB of UTF-8.
+const CHUNKS = "_lapse_chunks";
+const CHUNK = 512 * 1024;
 // kind: what a row is. A plain entry and a hash field carry a value; a hash
 // key's own row carries only the key's absolute deadline.
 const PLAIN = 0;
@@ -24,6 +30,38 @@ const OWN_OPTIONS = new Set(["codec"]);
 /** A finite time, or null for "none" (SQLite has no Infinity). */
 const col = (t) => (t === Infinity || t === undefined ? null : t);
 const uncol = (t) => (t === null ? Infinity : t);
+
+const LONE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/**
+ * A key or field as SQL stores it. SQLite's TEXT is UTF-8, which has no lone
+ * surrogate: "\uD800" and "\uDC00" both came back as U+FFFD, one key for two
+ * (and a delete of what came back missed the row). Such a name goes in as a
+ * BLOB of its UTF-16 code units instead; every other name stays TEXT, as rows
+ * written before hold it (a BLOB never equals a TEXT in SQLite).
+ */
+function name(s) {
+  if (!LONE.test(s)) return s;
+  const u = new Uint16Array(s.length);
+  for (let i = 0; i < s.length; i++) u[i] = s.charCodeAt(i);
+  return u.buffer;
+}
+function unname(v) {
+  if (typeof v === "string") return v;
+  const u = new Uint16Array(v);
+  let out = "";
+  for (let i = 0; i < u.length; i += 8192) out += String.fromCharCode.apply(null, u.subarray(i, i + 8192));
+  return out;
+}
+
+/**
+ * A write's options read once, as a plain object: the cache and the row must
+ * see the same values (a getter that changed between two reads left storage
+ * with another deadline than the cache). Anything but an object goes through
+ * as it is, for the cache to reject.
+ */
+function once(opts) {
+  return opts !== null && typeof opts === "object" && !(opts instanceof Date) ? { ...opts } : opts;
+}
 
 /**
  * A `TtlCache` persisted in a Durable Object's storage.
@@ -44,6 +82,12 @@ export class DurableCache {
   #idle = Infinity;
   /** The alarm time last set, so re-arming after a write is one comparison. */
   #armedAt = Infinity;
+  /** The first error a user `dispose` threw in the current call, as `{ error }`. */
+  #disposeError;
+  /** Calls in progress (#guard). */
+  #depth = 0;
+  /** key -> Set of `${kind}:${field}` whose values are in the chunk table. */
+  #chunked = new Map();
 
   /**
    * `options`: every `TtlCache` option (`ttl`, `idle`, `maxEntries`,
@@ -71,6 +115,9 @@ export class DurableCache {
     this.#sql.exec(
       `CREATE TABLE IF NOT EXISTS ${TABLE} (key TEXT NOT NULL, kind INTEGER NOT NULL, field TEXT NOT NULL, value TEXT, abs REAL, last REAL NOT NULL, idle REAL, PRIMARY KEY (key, kind, field))`,
     );
+    this.#sql.exec(
+      `CREATE TABLE IF NOT EXISTS ${CHUNKS} (key TEXT NOT NULL, kind INTEGER NOT NULL, field TEXT NOT NULL, seq INTEGER NOT NULL, part TEXT NOT NULL, PRIMARY KEY (key, kind, field, seq))`,
+    );
     const rows = this.#sql.exec(`SELECT key, kind, field, value, abs, last, idle FROM ${TABLE} ORDER BY last`).toArray();
     // During the replay the clock starts at the oldest last access (the cache
     // reads it as it is built), and tick(t) walks it forward row by row; then
@@ -81,14 +128,20 @@ export class DurableCache {
       clock: () => replayAt ?? userClock(),
       dispose: (value, key, reason, field) => {
         this.#forget(key, reason, field);
-        if (userDispose) userDispose(value, key, reason, field);
+        if (!userDispose) return;
+        try {
+          userDispose(value, key, reason, field);
+        } catch (error) {
+          // Thrown by the public method, once storage matches (#guard).
+          if (this.#disposeError === undefined) this.#disposeError = { error };
+        }
       },
     });
     if (typeof local.ttl === "number") this.#ttl = local.ttl;
     if (typeof local.idle === "number") this.#idle = local.idle;
     if (rows.length > 0) {
       try {
-        this.#replay(rows);
+        this.#replay(rows, () => (replayAt = null));
       } finally {
         replayAt = null;
       }
@@ -97,24 +150,83 @@ export class DurableCache {
     this.#arm();
   }
 
-  #replay(rows) {
+  #replay(rows, done) {
     const c = this.#cache;
     const keyDeadlines = [];
     for (const r of rows) {
+      r.key = unname(r.key);
+      r.field = unname(r.field);
       c.tick(r.last);
       const opts = { idle: uncol(r.idle) };
       if (r.abs === null) opts.ttl = Infinity;
       else opts.expireAt = r.abs;
-      if (r.kind === PLAIN) c.set(r.key, this.#codec.decode(r.value), opts);
-      else if (r.kind === FIELD) c.hset(r.key, r.field, this.#codec.decode(r.value), opts);
-      else keyDeadlines.push(r);
+      if (r.kind === HASH_KEY) {
+        keyDeadlines.push(r);
+        continue;
+      }
+      let enc = r.value;
+      if (enc === null) enc = this.#joined(r.key, r.kind, r.field);
+      if (r.kind === PLAIN) c.set(r.key, this.#codec.decode(enc), opts);
+      else c.hset(r.key, r.field, this.#codec.decode(enc), opts);
     }
     for (const r of keyDeadlines) if (r.abs !== null && c.has(r.key)) c.expireAt(r.key, r.abs);
-    // Rows that expired while the object slept were not re-added; the replay
-    // sweeps left nothing, and the stored rows go in one statement.
-    for (const r of rows) {
-      const live = r.kind === PLAIN ? c.has(r.key) : c.has(r.key) && (r.kind === HASH_KEY || c.hhas(r.key, r.field));
-      if (!live) this.#sql.exec(`DELETE FROM ${TABLE} WHERE key = ? AND kind = ? AND field = ?`, r.key, r.kind, r.field);
+    // Now the host's clock: the cache read the replay's clock in this run of
+    // JS and would go on reading it until a microtask (reads in the object's
+    // constructor returned entries that had expired while it slept).
+    done();
+    this.#guard(() => {
+      c.tick();
+      // Rows that expired while the object slept go now.
+      for (const r of rows) {
+        const live = r.kind === PLAIN ? c.has(r.key) : c.has(r.key) && (r.kind === HASH_KEY || c.hhas(r.key, r.field));
+        if (live) continue;
+        this.#sql.exec(`DELETE FROM ${TABLE} WHERE key = ? AND kind = ? AND field = ?`, name(r.key), r.kind, name(r.field));
+        if (r.value === null && r.kind !== HASH_KEY) this.#unchunk(r.key, r.kind, r.field);
+      }
+    });
+  }
+
+  /** `value` encoded for its row, before anything changes (TypeError naming it). */
+  #encode(value) {
+    let e;
+    try {
+      e = this.#codec.encode(value);
+    } catch (err) {
+      throw new TypeError(`value: the codec cannot store it in Durable Object storage (${err?.message ?? err})`);
+    }
+    if (typeof e !== "string") throw new TypeError(`value: the codec cannot store it (codec.encode returned ${typeof e}, not a string)`);
+    return e;
+  }
+
+  /**
+   * Runs a write or read that may remove entries, then throws the first
+   * error a user `dispose` threw meanwhile: the rows of every removal and of
+   * the write itself are in storage by then (the cache's own state is
+   * complete before its dispose calls run; storage must be too).
+   */
+  #guard(fn) {
+    // Re-entrant: a callback (dispose, forEach's) may call back in; the
+    // outermost call throws.
+    if (this.#depth++ === 0) this.#disposeError = undefined;
+    let r;
+    try {
+      r = fn();
+    } finally {
+      if (--this.#depth === 0) {
+        const e = this.#disposeError;
+        this.#disposeError = undefined;
+        if (e !== undefined) throw e.error; // eslint-disable-line no-unsafe-finally
+      }
+    }
+    return r;
+  }
+
+  /** An iterator of the cache's whose steps may remove expired fields (and so dispose): each step guarded. */
+  *#guarded(it) {
+    for (;;) {
+      const r = this.#guard(() => it.next());
+      if (r.done) return;
+      yield r.value;
     }
   }
 
@@ -123,11 +235,55 @@ export class DurableCache {
     if (reason === "replaced") return; // the write that replaced it rewrites the row
     if (reason === "cleared") return; // clear() empties the table in one statement
     if (field === undefined) {
-      this.#sql.exec(`DELETE FROM ${TABLE} WHERE key = ?`, key); // a plain entry, or a whole hash
+      this.#sql.exec(`DELETE FROM ${TABLE} WHERE key = ?`, name(key)); // a plain entry, or a whole hash
+      if (this.#chunked.has(key)) {
+        this.#sql.exec(`DELETE FROM ${CHUNKS} WHERE key = ?`, name(key));
+        this.#chunked.delete(key);
+      }
     } else {
-      this.#sql.exec(`DELETE FROM ${TABLE} WHERE key = ? AND kind = ${FIELD} AND field = ?`, key, field);
-      if (!this.#cache.has(key)) this.#sql.exec(`DELETE FROM ${TABLE} WHERE key = ?`, key);
+      this.#sql.exec(`DELETE FROM ${TABLE} WHERE key = ? AND kind = ${FIELD} AND field = ?`, name(key), name(field));
+      this.#unchunk(key, FIELD, field);
+      if (!this.#cache.has(key)) this.#sql.exec(`DELETE FROM ${TABLE} WHERE key = ?`, name(key));
     }
+  }
+
+  // ---- values in chunks (CHUNK). `#chunked`: key -> Set of `${kind}:${field}`
+  // stored in chunks, so that a write or removal of any other value costs no
+  // statement on the chunk table.
+
+  /** The value of a row stored in chunks. */
+  #joined(key, kind, field) {
+    const parts = this.#sql.exec(`SELECT part FROM ${CHUNKS} WHERE key = ? AND kind = ? AND field = ? ORDER BY seq`, name(key), kind, name(field)).toArray();
+    let set = this.#chunked.get(key);
+    if (set === undefined) this.#chunked.set(key, (set = new Set()));
+    set.add(`${kind}:${field}`);
+    return parts.map((p) => p.part).join("");
+  }
+
+  /** Drops a value's chunks, if it has any. */
+  #unchunk(key, kind, field) {
+    const set = this.#chunked.get(key);
+    if (set === undefined || !set.delete(`${kind}:${field}`)) return;
+    if (set.size === 0) this.#chunked.delete(key);
+    this.#sql.exec(`DELETE FROM ${CHUNKS} WHERE key = ? AND kind = ? AND field = ?`, name(key), kind, name(field));
+  }
+
+  /** The value column of a row whose encoded value is `enc`: itself, or NULL with its chunks written. */
+  #valueCol(key, kind, field, enc) {
+    this.#unchunk(key, kind, field);
+    if (enc.length <= CHUNK) return enc;
+    for (let at = 0, seq = 0; at < enc.length; seq++) {
+      let end = Math.min(at + CHUNK, enc.length);
+      // Not between the halves of a surrogate pair: each part is TEXT (UTF-8).
+      const u = enc.charCodeAt(end - 1);
+      if (end < enc.length && u >= 0xd800 && u <= 0xdbff) end--;
+      this.#sql.exec(`INSERT INTO ${CHUNKS} (key, kind, field, seq, part) VALUES (?, ?, ?, ?, ?)`, name(key), kind, name(field), seq, enc.slice(at, end));
+      at = end;
+    }
+    let set = this.#chunked.get(key);
+    if (set === undefined) this.#chunked.set(key, (set = new Set()));
+    set.add(`${kind}:${field}`);
+    return null;
   }
 
   /** Keeps the object's alarm at the cache's next deadline. */
@@ -141,17 +297,20 @@ export class DurableCache {
     else void storage.setAlarm(Math.max(next, Date.now()));
   }
 
-  /** The row of a write, with the clocks the write gave the entry. */
-  #row(kind, key, field, value, opts) {
+  /** The row of a write (`enc`: its encoded value), with the clocks the write gave the entry. */
+  #row(kind, key, field, enc, opts) {
     const now = this.#cache.now;
     let abs;
     let idle = this.#idle;
     let last = now;
+    const value = this.#valueCol(key, kind, field, enc);
+    key = name(key);
+    field = name(field);
     if (opts !== undefined) {
       if (opts.keepTtl) {
         const prev = this.#sql.exec(`SELECT abs, last, idle FROM ${TABLE} WHERE key = ? AND kind = ? AND field = ?`, key, kind, field).toArray()[0];
         if (prev) {
-          this.#sql.exec(`UPDATE ${TABLE} SET value = ? WHERE key = ? AND kind = ? AND field = ?`, this.#codec.encode(value), key, kind, field);
+          this.#sql.exec(`UPDATE ${TABLE} SET value = ? WHERE key = ? AND kind = ? AND field = ?`, value, key, kind, field);
           return;
         }
       }
@@ -165,7 +324,7 @@ export class DurableCache {
       key,
       kind,
       field,
-      this.#codec.encode(value),
+      value,
       col(abs),
       last,
       col(idle),
@@ -175,100 +334,135 @@ export class DurableCache {
   /** A read or touch restarted idle windows: their last access is persisted. */
   #touched(key, field) {
     const now = this.#cache.now;
-    this.#sql.exec(`UPDATE ${TABLE} SET last = ? WHERE key = ? AND kind != ${FIELD} AND idle IS NOT NULL`, now, key);
+    this.#sql.exec(`UPDATE ${TABLE} SET last = ? WHERE key = ? AND kind != ${FIELD} AND idle IS NOT NULL`, now, name(key));
     if (field !== undefined) {
-      this.#sql.exec(`UPDATE ${TABLE} SET last = ? WHERE key = ? AND kind = ${FIELD} AND field = ? AND idle IS NOT NULL`, now, key, field);
+      this.#sql.exec(`UPDATE ${TABLE} SET last = ? WHERE key = ? AND kind = ${FIELD} AND field = ? AND idle IS NOT NULL`, now, name(key), name(field));
     }
   }
 
-  /** Sweeps what expired (its rows leave storage) and re-arms. Call it from the object's `alarm()`. */
+  /**
+   * Sweeps what expired (its rows leave storage) and re-arms. Call it from
+   * the object's `alarm()`. With nothing swept and something still due (a
+   * `sweepBudget` of 0), it purges: an alarm re-armed at a time already past
+   * fired again at once, hundreds of times a second, and removed nothing.
+   */
   async alarm() {
     this.#armedAt = NaN;
-    this.#cache.tick();
-    this.#arm();
+    this.#guard(() => {
+      const c = this.#cache;
+      if (c.tick() === 0 && c.nextExpiry() <= c.now) c.purge();
+      this.#arm();
+    });
   }
 
-  // ---- writes: the cache first (it validates and may throw), then the rows
+  // ---- writes: validated and encoded first, then the cache (it validates
+  // the rest and may throw), then the rows; a dispose error last (#guard)
 
   set(key, value, opts) {
-    this.#cache.set(key, value, opts);
-    if (this.#cache.has(key)) this.#row(PLAIN, key, "", value, opts);
-    this.#arm();
-    return this;
+    const o = once(opts);
+    const enc = value === undefined ? undefined : this.#encode(value); // (undefined: the cache's TypeError)
+    return this.#guard(() => {
+      this.#cache.set(key, value, o);
+      if (this.#cache.has(key)) this.#row(PLAIN, key, "", enc, o);
+      this.#arm();
+      return this;
+    });
   }
 
   hset(key, field, value, opts) {
-    const created = this.#cache.hset(key, field, value, opts);
-    if (this.#cache.hhas(key, field)) this.#row(FIELD, key, field, value, opts);
-    this.#arm();
-    return created;
+    const o = once(opts);
+    const enc = value === undefined ? undefined : this.#encode(value);
+    return this.#guard(() => {
+      const created = this.#cache.hset(key, field, value, o);
+      if (this.#cache.hhas(key, field)) this.#row(FIELD, key, field, enc, o);
+      this.#arm();
+      return created;
+    });
   }
 
   get(key) {
-    const v = this.#cache.get(key);
-    if (v !== undefined) this.#touched(key);
-    return v;
+    return this.#guard(() => {
+      const v = this.#cache.get(key);
+      if (v !== undefined) this.#touched(key);
+      return v;
+    });
   }
 
   hget(key, field) {
-    const v = this.#cache.hget(key, field);
-    if (v !== undefined) this.#touched(key, field);
-    return v;
+    return this.#guard(() => {
+      const v = this.#cache.hget(key, field);
+      if (v !== undefined) this.#touched(key, field);
+      return v;
+    });
   }
 
   touch(key) {
-    const ok = this.#cache.touch(key);
-    if (ok) this.#touched(key);
-    return ok;
+    return this.#guard(() => {
+      const ok = this.#cache.touch(key);
+      if (ok) this.#touched(key);
+      return ok;
+    });
   }
 
   expire(key, ms, cond) {
-    const ok = this.#cache.expire(key, ms, cond);
-    if (ok) this.#deadline(key, this.#cache.now + ms);
-    return ok;
+    return this.#guard(() => {
+      const ok = this.#cache.expire(key, ms, cond);
+      if (ok) this.#deadline(key, this.#cache.now + ms);
+      return ok;
+    });
   }
 
   expireAt(key, time, cond) {
-    const ok = this.#cache.expireAt(key, time, cond);
-    if (ok) this.#deadline(key, time instanceof Date ? time.getTime() : time);
-    return ok;
+    return this.#guard(() => {
+      const ok = this.#cache.expireAt(key, time, cond);
+      if (ok) this.#deadline(key, time instanceof Date ? time.getTime() : time);
+      return ok;
+    });
   }
 
   persist(key) {
-    const ok = this.#cache.persist(key);
-    if (ok) this.#sql.exec(`UPDATE ${TABLE} SET abs = NULL, idle = NULL WHERE key = ? AND kind != ${FIELD}`, key);
-    this.#arm();
-    return ok;
+    return this.#guard(() => {
+      const ok = this.#cache.persist(key);
+      if (ok) this.#sql.exec(`UPDATE ${TABLE} SET abs = NULL, idle = NULL WHERE key = ? AND kind != ${FIELD}`, name(key));
+      this.#arm();
+      return ok;
+    });
   }
 
   hexpire(key, field, ms, cond) {
-    const ok = this.#cache.hexpire(key, field, ms, cond);
-    if (ok) this.#fieldDeadline(key, field, this.#cache.now + ms);
-    return ok;
+    return this.#guard(() => {
+      const ok = this.#cache.hexpire(key, field, ms, cond);
+      if (ok) this.#fieldDeadline(key, field, this.#cache.now + ms);
+      return ok;
+    });
   }
 
   hexpireAt(key, field, time, cond) {
-    const ok = this.#cache.hexpireAt(key, field, time, cond);
-    if (ok) this.#fieldDeadline(key, field, time instanceof Date ? time.getTime() : time);
-    return ok;
+    return this.#guard(() => {
+      const ok = this.#cache.hexpireAt(key, field, time, cond);
+      if (ok) this.#fieldDeadline(key, field, time instanceof Date ? time.getTime() : time);
+      return ok;
+    });
   }
 
   hpersist(key, field) {
-    const ok = this.#cache.hpersist(key, field);
-    if (ok) this.#sql.exec(`UPDATE ${TABLE} SET abs = NULL, idle = NULL WHERE key = ? AND kind = ${FIELD} AND field = ?`, key, field);
-    this.#arm();
-    return ok;
+    return this.#guard(() => {
+      const ok = this.#cache.hpersist(key, field);
+      if (ok) this.#sql.exec(`UPDATE ${TABLE} SET abs = NULL, idle = NULL WHERE key = ? AND kind = ${FIELD} AND field = ?`, name(key), name(field));
+      this.#arm();
+      return ok;
+    });
   }
 
   /** A key's new absolute deadline (a deadline already past removed the key, and dispose its rows). */
   #deadline(key, abs) {
     if (this.#cache.has(key)) {
-      const plain = this.#sql.exec(`UPDATE ${TABLE} SET abs = ? WHERE key = ? AND kind = ${PLAIN}`, abs, key).rowsWritten;
+      const plain = this.#sql.exec(`UPDATE ${TABLE} SET abs = ? WHERE key = ? AND kind = ${PLAIN}`, abs, name(key)).rowsWritten;
       if (!plain) {
         // A hash: its key's own deadline lives in a row of its own.
         this.#sql.exec(
           `INSERT OR REPLACE INTO ${TABLE} (key, kind, field, value, abs, last, idle) VALUES (?, ${HASH_KEY}, '', NULL, ?, ?, NULL)`,
-          key,
+          name(key),
           abs,
           this.#cache.now,
         );
@@ -279,42 +473,58 @@ export class DurableCache {
 
   #fieldDeadline(key, field, abs) {
     if (this.#cache.hhas(key, field)) {
-      this.#sql.exec(`UPDATE ${TABLE} SET abs = ? WHERE key = ? AND kind = ${FIELD} AND field = ?`, abs, key, field);
+      this.#sql.exec(`UPDATE ${TABLE} SET abs = ? WHERE key = ? AND kind = ${FIELD} AND field = ?`, abs, name(key), name(field));
     }
     this.#arm();
   }
 
   delete(key) {
-    const ok = this.#cache.delete(key);
-    this.#arm();
-    return ok;
+    return this.#guard(() => {
+      const ok = this.#cache.delete(key);
+      this.#arm();
+      return ok;
+    });
   }
 
   hdel(key, field) {
-    const ok = this.#cache.hdel(key, field);
-    this.#arm();
-    return ok;
+    return this.#guard(() => {
+      const ok = this.#cache.hdel(key, field);
+      this.#arm();
+      return ok;
+    });
   }
 
   clear() {
-    this.#cache.clear();
-    this.#sql.exec(`DELETE FROM ${TABLE}`);
-    this.#arm();
+    // The table empties whatever dispose throws: the cache is empty by then.
+    return this.#guard(() => {
+      try {
+        this.#cache.clear();
+      } finally {
+        this.#sql.exec(`DELETE FROM ${TABLE}`);
+        this.#sql.exec(`DELETE FROM ${CHUNKS}`);
+        this.#chunked.clear();
+        this.#arm();
+      }
+    });
   }
 
   tick(now) {
-    const n = this.#cache.tick(now);
-    this.#arm();
-    return n;
+    return this.#guard(() => {
+      const n = this.#cache.tick(now);
+      this.#arm();
+      return n;
+    });
   }
 
   purge() {
-    const n = this.#cache.purge();
-    this.#arm();
-    return n;
+    return this.#guard(() => {
+      const n = this.#cache.purge();
+      this.#arm();
+      return n;
+    });
   }
 
-  // ---- reads that change nothing
+  // ---- reads that change nothing (but for expired fields, as above)
 
   peek(key) {
     return this.#cache.peek(key);
@@ -328,11 +538,12 @@ export class DurableCache {
   hhas(key, field) {
     return this.#cache.hhas(key, field);
   }
+  // (hlen, hgetall and iteration's values remove the expired fields they pass.)
   hlen(key) {
-    return this.#cache.hlen(key);
+    return this.#guard(() => this.#cache.hlen(key));
   }
   hgetall(key) {
-    return this.#cache.hgetall(key);
+    return this.#guard(() => this.#cache.hgetall(key));
   }
   httl(key, field) {
     return this.#cache.httl(key, field);
@@ -341,16 +552,16 @@ export class DurableCache {
     return this.#cache.keys();
   }
   values() {
-    return this.#cache.values();
+    return this.#guarded(this.#cache.values());
   }
   entries() {
-    return this.#cache.entries();
+    return this.#guarded(this.#cache.entries());
   }
   [Symbol.iterator]() {
-    return this.#cache.entries();
+    return this.entries();
   }
   forEach(fn, thisArg) {
-    return this.#cache.forEach(fn, thisArg);
+    return this.#guard(() => this.#cache.forEach(fn, thisArg));
   }
   get size() {
     return this.#cache.size;

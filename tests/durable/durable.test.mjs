@@ -173,3 +173,96 @@ test("a write at capacity writes about one row, and the evicted entry leaves sto
   const info = await call("/info", { name });
   assert.deepEqual(new Set(rows.rows.map((r) => r.key)), new Set(info.keys), "storage holds exactly the cache's keys");
 });
+
+test("keys and fields with lone surrogates stay distinct across a restart, and delete removes their rows", async () => {
+  const name = "lone";
+  await call("/set", { name, cfg: {}, key: "x", value: 1 });
+  const before = await call("/lone", { name, write: 1 });
+  assert.deepEqual([before.hi, before.lo, before.rep, before.hlen, before.f1], ["hi", "lo", "replacement", 2, 1]);
+  await stop();
+  await start();
+  const after = await call("/lone", { name });
+  assert.deepEqual([after.hi, after.lo, after.rep, after.hlen, after.f1], ["hi", "lo", "replacement", 2, 1], "each name came back as it was");
+  assert.equal(after.size, before.size);
+  const del = await call("/lone", { name, delete: 1 });
+  assert.equal(del.hi, null);
+  assert.equal(del.rows, after.rows - 1, "its row left storage");
+  await stop();
+  await start();
+  assert.equal((await call("/lone", { name })).hi, null, "and it stays deleted");
+});
+
+test("a value the codec cannot encode throws TypeError naming value and changes nothing; options are read once", async () => {
+  const name = "bad";
+  await call("/set", { name, cfg: {}, key: "k", value: "old" });
+  const r = await call("/bad", { name, key: "k" });
+  assert.equal(r.error?.name, "TypeError");
+  assert.match(r.error.message, /^value: /);
+  assert.equal(r.value, "old", "the cache kept the old value");
+  assert.ok(r.ttl <= 60_000, `ttl ${r.ttl}: the getter's first value`);
+  await stop();
+  await start();
+  assert.equal((await call("/get", { name, key: "k" })).value, "old");
+  const g = await call("/get", { name, key: "k:getter" });
+  assert.ok(g.ttl <= 60_000, `storage kept the same deadline as the cache: ttl ${g.ttl}`);
+});
+
+test("a dispose that throws reaches the caller after storage matches the cache", async () => {
+  const name = "throwing";
+  await call("/set", { name, cfg: { throwingDispose: true, maxEntries: 2 }, key: "a", value: 1 });
+  await assert.rejects(call("/set", { name, key: "a", value: 2 }), /dispose threw \(replaced a\)/);
+  await call("/set", { name, key: "b", value: 3 });
+  await assert.rejects(call("/set", { name, key: "c", value: 4 }), /dispose threw \(evicted/);
+  const keys = (await call("/info", { name })).keys.sort();
+  await stop();
+  await start();
+  const info = await call("/info", { name });
+  assert.deepEqual(info.keys.sort(), keys, "storage held what the cache held");
+  if (keys.includes("a")) assert.equal((await call("/get", { name, key: "a" })).value, 2, "the replacing value was persisted");
+});
+
+test("reads in the object's constructor do not see entries that expired while it slept", async () => {
+  const name = "ctor";
+  await call("/set", { name, cfg: {}, key: "short", value: 1, opts: { ttl: 1_000 } });
+  await call("/set", { name, key: "long", value: 2 });
+  await stop();
+  await sleep(1_200);
+  await start();
+  const info = await call("/info", { name });
+  assert.deepEqual(info.ctorKeys, ["long"], "the constructor's read ran on the host's clock");
+  assert.ok(!info.keys.includes("short"));
+});
+
+test("sweepBudget 0: the alarm purges what is due instead of firing again at once", async () => {
+  const name = "nobudget";
+  await call("/set", { name, cfg: { sweepBudget: 0 }, key: "k", value: 1, opts: { ttl: 300 } });
+  await sleep(1_500);
+  const info = await call("/info", { name });
+  assert.ok(info.alarms <= 3, `${info.alarms} alarms in 1.5 s (it spun at about 300 a second)`);
+  const rows = await call("/rows", { name });
+  assert.equal(rows.count, 0, "the expired row left storage");
+});
+
+test("no cliff at a row's size limit: a 9 MB value and a 1.5 MB field survive a restart, in chunks", async () => {
+  const name = "big";
+  const n = 9_000_000; // over workerd's SQLite limit (about 8.4 M characters a row) and Cloudflare's 2 MB
+  const w = await call("/big", { name, cfg: {}, key: "k", n, field: "f", fn: 1_500_000 });
+  assert.equal(w.length, n + 4);
+  assert.ok(w.chunks >= 18 + 3, `${w.chunks} chunk rows`);
+  await stop();
+  await start();
+  const r = await call("/big", { name, key: "k" });
+  assert.equal(r.length, n + 4, "the whole value came back");
+  assert.equal(r.intact, true, "surrogate pairs across chunk bounds intact");
+  assert.equal(r.field, 1_500_000);
+  // A small value in its place takes its chunks with it; so does a delete.
+  await call("/set", { name, key: "k", value: "small" });
+  assert.equal((await call("/big", { name, key: "k" })).chunks, 3, "only the field's chunks left");
+  await call("/hset", { name, key: "k:h", field: "f", value: "tiny" });
+  assert.equal((await call("/big", { name, key: "k" })).chunks, 0);
+  await stop();
+  await start();
+  const s = await call("/big", { name, key: "k" });
+  assert.equal(s.value, "small");
+  assert.equal(s.field, 4);
+});

@@ -37,10 +37,19 @@ export class SharedCache extends DurableObject {
     ctx.storage.sql.exec("CREATE TABLE IF NOT EXISTS test_cfg (v TEXT)");
     const row = ctx.storage.sql.exec("SELECT v FROM test_cfg").toArray()[0];
     this.cache = row ? this.#open(JSON.parse(row.v)) : null;
+    // What a read in the constructor sees, right after the rebuild.
+    this.ctorKeys = this.cache ? [...this.cache.keys()] : null;
   }
 
   #open(cfg) {
-    return new DurableCache(counting(this.ctx, this.counter), cfg);
+    // (JSON has no functions: `throwingDispose` asks for a dispose that throws.)
+    const { throwingDispose, ...opts } = cfg;
+    if (throwingDispose) {
+      opts.dispose = (v, k, reason) => {
+        throw new Error(`dispose threw (${reason} ${k})`);
+      };
+    }
+    return new DurableCache(counting(this.ctx, this.counter), opts);
   }
 
   alarm() {
@@ -81,6 +90,45 @@ export class SharedCache extends DurableObject {
           const v = c.hget(key, q("field"));
           return json({ found: v !== undefined, value: v ?? null, httl: c.httl(key, q("field")) ?? null });
         }
+        case "/lone": {
+          // Lone surrogates cannot travel in a URL: written and read here.
+          if (q("write")) {
+            c.set("\uD800", "hi");
+            c.set("\uDC00", "lo");
+            c.set("\uFFFD", "replacement");
+            c.hset("h", "\uD801", 1);
+            c.hset("h", "\uDC01", 2);
+          }
+          if (q("delete")) c.delete("\uD800");
+          const rows = this.ctx.storage.sql.exec("SELECT count(*) AS n FROM _lapse_entries").toArray()[0].n;
+          return json({ hi: c.peek("\uD800") ?? null, lo: c.peek("\uDC00") ?? null, rep: c.peek("\uFFFD") ?? null, hlen: c.hlen("h"), f1: c.hget("h", "\uD801") ?? null, size: c.size, rows });
+        }
+        case "/big": {
+          // Values over a row's size limit (workerd: about 8 MB; Cloudflare: 2 MB).
+          const n = Number(q("n") ?? 0);
+          if (n > 0) c.set(key, "x".repeat(n) + "\u{1F600}".repeat(2));
+          if (q("field")) c.hset(`${key}:h`, q("field"), "y".repeat(Number(q("fn"))));
+          const v = c.peek(key);
+          const chunks = this.ctx.storage.sql.exec("SELECT count(*) AS n FROM _lapse_chunks").toArray()[0].n;
+          const f = c.hget(`${key}:h`, "f");
+          return json({ length: typeof v === "string" ? v.length : null, intact: typeof v === "string" && v.endsWith("\u{1F600}\u{1F600}"), value: typeof v === "string" && v.length < 100 ? v : null, field: f ? f.length : null, chunks });
+        }
+        case "/bad": {
+          // A value the codec cannot encode, and options whose getter changes.
+          let error = null;
+          try {
+            c.set(key, 10n ** 20n);
+          } catch (e) {
+            error = { name: e.name, message: e.message };
+          }
+          let n = 0;
+          c.set(`${key}:getter`, 1, {
+            get ttl() {
+              return n++ === 0 ? 60_000 : 3_600_000;
+            },
+          });
+          return json({ error, value: c.peek(key) ?? null, ttl: c.ttl(`${key}:getter`) });
+        }
         case "/rows": {
           const rows = this.ctx.storage.sql.exec("SELECT key, kind, field, abs, last, idle FROM _lapse_entries ORDER BY key, field").toArray();
           return json({ rows, count: rows.length });
@@ -94,6 +142,7 @@ export class SharedCache extends DurableObject {
             alarms: this.alarms ?? 0,
             woke: this.woke,
             keys: [...c.keys()],
+            ctorKeys: this.ctorKeys,
           });
         default:
           return json({ error: "not found" }, 404);
