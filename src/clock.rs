@@ -59,11 +59,11 @@ impl Clock {
 ///
 /// ```
 /// use std::sync::{atomic::{AtomicU64, Ordering}, Arc};
-/// use lapse_cache::{Options, TtlCache, Write};
+/// use lapse_cache::{Options, SetOptions, TtlCache};
 /// let t = Arc::new(AtomicU64::new(0));
 /// let src = t.clone();
 /// let mut c = TtlCache::with_clock(Options::default(), move || src.load(Ordering::Relaxed) as f64).unwrap();
-/// c.set("k", 1, Write { ttl: Some(100.0), ..Default::default() }).unwrap();
+/// c.set("k", 1, SetOptions { ttl: Some(100.0), ..Default::default() }).unwrap();
 /// t.store(100, Ordering::Relaxed); // no tick needed
 /// assert!(!c.contains(&"k"));
 /// ```

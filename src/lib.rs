@@ -51,6 +51,24 @@
 //! assert_eq!(c.get("a"), Some(&1));
 //! ```
 //!
+//! No name here shadows `std`'s under a glob import: a write's options are
+//! [`SetOptions`] (not `Write`, which `std::io` and `std::fmt` use), and
+//! fallible calls return `Result<_, lapse_cache::Error>` (no `Result` alias).
+//!
+//! ```
+//! use lapse_cache::*;
+//! use std::io::*; // its `Write` is not ambiguous with anything of ours
+//! let mut c = TtlCache::new(0.0);
+//! c.set("k", 7, SetOptions::default()).unwrap();
+//! sink().write_all(b"io::Write is in scope").unwrap();
+//! ```
+//!
+//! ```
+//! use lapse_cache::*;
+//! fn parse() -> Result<u32, std::num::ParseIntError> { "7".parse() } // std's Result
+//! assert_eq!(parse(), Ok(7));
+//! ```
+//!
 //! Feature `std` (default) matters only on wasm32: without it the crate is
 //! `no_std` with its own allocator and a panic handler that traps, and
 //! leaves out [`TtlCache`]; the npm package's wasm is built that way.
@@ -90,7 +108,8 @@ pub use cache::{Removed, Stats, TtlCache};
 pub use clock::{Clock, TimeSource, NEVER};
 #[cfg(not(all(target_arch = "wasm32", target_os = "unknown")))]
 pub use clock::{MonotonicClock, SystemClock};
-pub use error::{Error, Result};
+// (Error only: a `Result` alias here would shadow std's under `use lapse_cache::*`.)
+pub use error::Error;
 /// The default hasher of [`TtlCache`]'s key index (foldhash's, seeded per process).
 ///
 /// ```
@@ -100,10 +119,7 @@ pub use error::{Error, Result};
 /// assert_eq!(c.get("a"), Some(&1));
 /// ```
 pub use hashbrown::DefaultHashBuilder;
-/// The former name of [`SetOptions`] (it clashed with `std::io::Write`).
-#[doc(hidden)]
-pub use types::Write;
-pub use types::{Cond, Counters, Options, Reason, Write as SetOptions};
+pub use types::{Cond, Counters, Options, Reason, SetOptions};
 
 /// A panic is a trap either way (`panic = "abort"`); with no message to show,
 /// trapping at once keeps `core::fmt` out of the module. Every error a caller

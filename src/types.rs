@@ -149,11 +149,11 @@ impl Options {
 /// `Some(f64::INFINITY)` means no limit for this entry.
 ///
 /// ```
-/// let w = lapse_cache::Write { ttl: Some(5_000.0), ..Default::default() };
+/// let w = lapse_cache::SetOptions { ttl: Some(5_000.0), ..Default::default() };
 /// assert!(w.idle.is_none() && !w.keep_ttl);
 /// ```
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct Write {
+pub struct SetOptions {
     /// Absolute lifetime from now, in ms.
     pub ttl: Option<f64>,
     /// Idle window, in ms.
@@ -186,3 +186,8 @@ pub struct Counters {
     /// Wheel slots moved to a finer level.
     pub cascaded: u64,
 }
+
+/// The engine's name for [`SetOptions`] (a write's options). Not exported:
+/// `Write` would clash with `std::io::Write` and `std::fmt::Write` under a glob
+/// import.
+pub(crate) type Write = SetOptions;

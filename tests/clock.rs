@@ -6,7 +6,7 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use lapse_cache::{MonotonicClock, Options, SystemClock, TimeSource, TtlCache, Write};
+use lapse_cache::{MonotonicClock, Options, SetOptions as Write, SystemClock, TimeSource, TtlCache};
 
 /// A fake source the test moves by hand.
 fn fake(start: u64) -> (Arc<AtomicU64>, impl TimeSource) {

@@ -10,7 +10,7 @@
 use std::sync::mpsc;
 use std::time::Duration;
 
-use lapse_cache::{Options, TtlCache, Write};
+use lapse_cache::{Options, SetOptions as Write, TtlCache};
 
 const HANG: Duration = Duration::from_secs(120);
 

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use lapse_cache::{Options, Reason, TtlCache, Write};
+use lapse_cache::{Options, Reason, SetOptions as Write, TtlCache};
 
 fn ttl(ms: f64) -> Write {
     Write { ttl: Some(ms), ..Default::default() }

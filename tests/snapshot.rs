@@ -10,7 +10,7 @@
 use std::time::{Duration, Instant};
 
 use lapse_cache::snapshot::{self, Body, ClockMode, Clocks, Entry, Field, Snapshot, Value};
-use lapse_cache::{Options, TtlCache, Write};
+use lapse_cache::{Options, SetOptions as Write, TtlCache};
 
 const INF: f64 = f64::INFINITY;
 /// What this build writes (version 2).
@@ -202,7 +202,7 @@ fn garbage_is_rejected_quickly() {
 
 type Cache = TtlCache<Vec<u16>, Value>;
 
-fn to_value(v: &Value) -> lapse_cache::Result<Value> {
+fn to_value(v: &Value) -> Result<Value, lapse_cache::Error> {
     Ok(v.clone())
 }
 

@@ -11,7 +11,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// assert!(!c.hset("user", "token", 8, Default::default()).unwrap());
     /// assert!(c.set("user", 1, Default::default()).is_err()); // WRONGTYPE
     /// ```
-    pub fn hset(&mut self, key: K, field: &str, value: V, w: Write) -> Result<bool> {
+    pub fn hset(&mut self, key: K, field: &str, value: V, w: SetOptions) -> Result<bool> {
         self.hset_sized(key, field, value, w, 0)
     }
 
@@ -23,7 +23,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// c.hset_sized("h", "a", (), Default::default(), 6).unwrap();
     /// assert!(c.hset_sized("h", "b", (), Default::default(), 6).is_err()); // the hash alone would not fit
     /// ```
-    pub fn hset_sized(&mut self, key: K, field: &str, value: V, w: Write, weight: u32) -> Result<bool> {
+    pub fn hset_sized(&mut self, key: K, field: &str, value: V, w: SetOptions, weight: u32) -> Result<bool> {
         self.sync();
         let hk = self.hash(&key);
         let h = self.slot_h(hk, &key);

@@ -18,7 +18,7 @@ use crate::error::{Error, Result};
 use crate::list::NIL;
 use crate::protocol::{GHOST_MIN, TIMES_LAST};
 use crate::snapshot::{Body, ClockMode, Clocks as SnapClocks, Entry as SnapEntry, Field as SnapField, Snapshot, Value};
-use crate::types::{Cond, Counters, Options, Reason, Write};
+use crate::types::{Cond, Counters, Options, Reason, SetOptions, Write};
 use ghosts::Ghosts;
 
 /// Expired entries [`TtlCache::purge`] removes between two replays of the log.
@@ -219,9 +219,9 @@ impl<K: Hash + Eq + Clone, V> TtlCache<K, V> {
     /// A cache with `opts` that follows `source`, starting at its reading.
     ///
     /// ```
-    /// use lapse_cache::{Options, SystemClock, TtlCache, Write};
+    /// use lapse_cache::{Options, SetOptions, SystemClock, TtlCache};
     /// let mut c = TtlCache::with_clock(Options { ttl: Some(60_000.0), ..Default::default() }, SystemClock).unwrap();
-    /// c.set("k", 1, Write::default()).unwrap();
+    /// c.set("k", 1, SetOptions::default()).unwrap();
     /// assert!((c.ttl(&"k").unwrap() - 60_000.0).abs() < 1_000.0);
     /// ```
     pub fn with_clock(opts: Options, source: impl TimeSource + 'static) -> Result<Self> {
@@ -645,7 +645,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// ```
     /// let mut c = lapse_cache::TtlCache::new(0.0);
     /// assert_eq!(c.next_expiry(), f64::INFINITY);
-    /// c.set("k", (), lapse_cache::Write { ttl: Some(5000.0), ..Default::default() }).unwrap();
+    /// c.set("k", (), lapse_cache::SetOptions { ttl: Some(5000.0), ..Default::default() }).unwrap();
     /// assert!(c.next_expiry() <= 5000.0);
     /// ```
     pub fn next_expiry(&self) -> f64 {
@@ -660,7 +660,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// let t = Arc::new(AtomicU64::new(0));
     /// let src = t.clone();
     /// let mut c = lapse_cache::TtlCache::with_clock(Default::default(), move || src.load(Ordering::Relaxed) as f64).unwrap();
-    /// c.set(1, (), lapse_cache::Write { ttl: Some(5.0), ..Default::default() }).unwrap();
+    /// c.set(1, (), lapse_cache::SetOptions { ttl: Some(5.0), ..Default::default() }).unwrap();
     /// t.store(9, Ordering::Relaxed);
     /// assert_eq!(c.tick_now(), 1);
     /// ```

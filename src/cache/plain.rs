@@ -29,7 +29,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// let mut far = lapse_cache::TtlCache::new(1.7e308);
     /// assert!(far.set("k", 1, lapse_cache::SetOptions { ttl: Some(1e308), ..Default::default() }).is_err());
     /// ```
-    pub fn set(&mut self, key: K, value: V, w: Write) -> Result<Option<V>> {
+    pub fn set(&mut self, key: K, value: V, w: SetOptions) -> Result<Option<V>> {
         self.set_sized(key, value, w, 0)
     }
 
@@ -55,7 +55,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// assert!(!c.contains("a"));
     /// assert!(c.set_sized("c", (), Default::default(), 11).is_err());
     /// ```
-    pub fn set_sized(&mut self, key: K, value: V, w: Write, weight: u32) -> Result<Option<V>> {
+    pub fn set_sized(&mut self, key: K, value: V, w: SetOptions, weight: u32) -> Result<Option<V>> {
         self.sync();
         self.put(self.hash(&key), key, value, w, weight).map(|(old, _)| old)
     }

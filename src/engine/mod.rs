@@ -28,7 +28,7 @@ mod tests;
 mod write;
 
 // The wasm binding names the value types through `engine::`.
-pub use crate::types::{Cond, Counters, Options, Reason, Write};
+pub(crate) use crate::types::{Cond, Counters, Options, Reason, Write};
 
 /// The clocks of one slot, as the engine reads and writes them (`clocks`
 /// stores them, narrow or wide). `#[repr(C)]`: the order of a slot's words

@@ -189,3 +189,15 @@ fn the_clock_mode_is_a_header_flag_and_version_1_reads_as_manual() {
     f[6] = 2 | 1;
     assert!(decode(&seal(f)).unwrap_err().to_string().contains("flags"));
 }
+
+#[test]
+fn options_a_cache_refuses_are_refused_in_a_snapshot_too() {
+    // max_entries Some(0) got past validate() and restore_with made a cache
+    // over its bound, whose every insert then failed.
+    for (max_entries, max_bytes) in [(Some(0), None), (None, Some(0))] {
+        let s = Snapshot { options: Options { max_entries, max_bytes, ..Default::default() }, ..sample() };
+        assert!(matches!(s.validate(), Err(crate::Error::Range { .. })), "{max_entries:?} {max_bytes:?}");
+        let r = crate::TtlCache::<String, u8>::restore_with(&s, |_| Ok(String::new()), |_| Ok(0));
+        assert!(r.is_err());
+    }
+}

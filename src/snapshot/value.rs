@@ -139,6 +139,10 @@ impl Snapshot {
     /// Checks the content is a cache this build could have written (by
     /// encoding it); `TtlCache::restore_with` calls it.
     pub fn validate(&self) -> Result<()> {
+        // The options as `TtlCache::with_options` checks them: `restore_with`
+        // sets `max_entries` on the engine directly, and `Some(0)` made a
+        // cache over its own bound (the encoder writes 0 as "none").
+        self.options.validate()?;
         encode(self).map(drop)
     }
 

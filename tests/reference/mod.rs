@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
-use lapse_cache::{Cond, Options, Reason, Removed, TtlCache, Write};
+use lapse_cache::{Cond, Options, Reason, Removed, SetOptions as Write, TtlCache};
 
 const INF: f64 = f64::INFINITY;
 pub const KEYS: u8 = 6;
