@@ -79,29 +79,40 @@ export function fieldSlot(c, h, field) {
 }
 
 /**
- * The live fields of hash `key` (at live slot `h`) as a `Map`. The expired
- * fields it passes go first (the engine's lazy expiry, as hget's: each
- * `dispose`d, those with grace left kept), so that no later read passes
- * them again: the contract bounds no operation's cost by the dead fields it
- * does not remove. `dispose` may change anything, so the key is then looked
- * up again: null if it no longer holds a live hash.
+ * Counts the live fields of hash `key` (at live slot `h`) and puts them in
+ * `out` (a `Map`, or null to count only). The expired fields it passes go
+ * first (the engine's lazy expiry, as hget's: each `dispose`d, those with
+ * grace left kept), so that no later read passes them again: the contract
+ * bounds no operation's cost by the dead fields it does not remove.
+ * `dispose` may change anything, so the key is then looked up again: -1 if
+ * it no longer holds a live hash.
  */
-export function hashFields(c, key, h) {
-  const out = new Map();
-  const vals = valList(c);
-  let dead = false;
-  for (const [name, f] of vals[h].fields) {
-    if (live(c, f)) out.set(name, vals[f]);
-    else dead = true;
-  }
-  if (!dead) return out;
+export function hashFields(c, key, h, out) {
+  const n = collect(c, h, out);
+  if (n >= 0) return n;
   expireNow(c, h);
   const again = liveSlot(c, key);
-  if (again === NIL || !isHash(valList(c)[again])) return null;
-  out.clear();
-  // (Fields in grace stay expired here: taken as they are, not removed again.)
-  for (const [name, f] of valList(c)[again].fields) if (live(c, f)) out.set(name, valList(c)[f]);
-  return out;
+  if (again === NIL || !isHash(valList(c)[again])) return -1;
+  if (out !== null) out.clear();
+  // (Fields in grace stay expired: taken as they are, not removed again.)
+  const m = collect(c, again, out);
+  return m >= 0 ? m : -m - 1;
+}
+
+/** hashFields' pass over slot `h`'s fields: the live count, or -(count + 1) if it passed an expired one. */
+function collect(c, h, out) {
+  const vals = valList(c);
+  let n = 0;
+  let dead = false;
+  for (const [name, f] of vals[h].fields) {
+    if (!live(c, f)) {
+      dead = true;
+    } else {
+      n++;
+      if (out !== null) out.set(name, vals[f]);
+    }
+  }
+  return dead ? -n - 1 : n;
 }
 
 /** What the index holds for `key`; WRONGTYPE on a live plain entry. */
@@ -227,20 +238,11 @@ export const hashMethods = {
   hlen(key) {
     syncClock(this);
     checkString("key", key);
-    for (let again = false; ; again = true) {
-      const h = hashSlot(this, key);
-      if (h === NIL) return 0;
-      let n = 0;
-      let dead = false;
-      for (const f of valList(this)[h].fields.values()) {
-        if (live(this, f)) n++;
-        else dead = true;
-      }
-      // (Looked up again after expireNow: `dispose` may change anything.
-      // Fields in grace stay, so a second pass takes them as they are.)
-      if (!dead || again) return n;
-      expireNow(this, h);
-    }
+    const h = hashSlot(this, key);
+    const n = h === NIL ? 0 : hashFields(this, key, h, null);
+    if (n >= 0) return n;
+    hashSlot(this, key); // `dispose` made it a plain value: WRONGTYPE
+    return 0;
   },
 
   /** A `Map` of the live fields (empty if the key is missing). No touch. */
@@ -248,10 +250,10 @@ export const hashMethods = {
     syncClock(this);
     checkString("key", key);
     const h = hashSlot(this, key);
-    const m = h === NIL ? new Map() : hashFields(this, key, h);
-    if (m !== null) return m;
+    const out = new Map();
+    if (h === NIL || hashFields(this, key, h, out) >= 0) return out;
     hashSlot(this, key); // `dispose` made it a plain value: WRONGTYPE
-    return new Map();
+    return out;
   },
 
   /** Sets a field's absolute deadline `ms` from now; `ms <= 0` deletes it. */

@@ -26,12 +26,14 @@ function* liveEntries(c, what) {
       yield k;
       continue;
     }
-    const box = valList(c)[s];
-    // (null: a `dispose` that hashFields ran removed the key, or replaced it,
-    // which puts it at the end of the index, where this iteration meets it
-    // again.)
-    const v = isHash(box) ? hashFields(c, k, s) : box;
-    if (v === null) continue;
+    let v = valList(c)[s];
+    if (isHash(v)) {
+      v = new Map();
+      // (-1: a `dispose` that hashFields ran removed the key, or replaced
+      // it, which puts it at the end of the index, where this iteration
+      // meets it again.)
+      if (hashFields(c, k, s, v) < 0) continue;
+    }
     yield what === 1 ? v : [k, v];
   }
 }
