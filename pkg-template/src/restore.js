@@ -37,6 +37,12 @@ export function restoreCache(Cache, bytes, opts) {
   const optNow = o.now;
   const optClock = o.clock;
   clockOption(optNow, optClock);
+  // As the constructor's: a new engine checks its `now`, an adopted one
+  // keeps the snapshot's unless `now` is later, and NaN or -Infinity were
+  // ignored while +Infinity put every entry past its deadline.
+  if (optNow !== undefined && !Number.isFinite(optNow)) {
+    throw new RangeError(`now: must be a finite number of milliseconds, got ${optNow}`);
+  }
   // A plain Uint8Array copy (its internal slots, not getters a subclass may
   // have): the byte arrays restored are slices of it, not Buffers or views.
   const [now, ttl, idle, maxEntries, maxBytes, sweepBudget, follows, keyMap, keyList, valList, slots] = decode(

@@ -415,3 +415,15 @@ test("restore rejects objects and Maps JS would merge or reorder; arrays with na
   arr.set("k", [1, [2, 3], []]);
   assert.deepEqual(roundTrip(arr).get("k"), [1, [2, 3], []]);
 });
+
+test("restore: a now that is not finite is a RangeError, as in the constructor", () => {
+  // NaN and -Infinity were ignored, and +Infinity put every entry past its
+  // deadline, those with none included (found by a probe).
+  const c = new TtlCache({ now: 0 });
+  c.set("a", 1);
+  const bytes = c.snapshot();
+  for (const now of [NaN, Infinity, -Infinity]) {
+    assert.throws(() => TtlCache.restore(bytes, { now }), (e) => e instanceof RangeError && /^now: /.test(e.message), String(now));
+  }
+  assert.equal(TtlCache.restore(bytes, { now: 5 }).get("a"), 1);
+});
