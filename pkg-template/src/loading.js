@@ -10,7 +10,8 @@
 // out of the maps when a write, delete, expire, eviction or clear of its key
 // wins over it.
 
-import { NIL } from "./protocol.js";
+import { NIL, TIMES_LAST } from "./protocol.js";
+import { syncViews } from "./memory.js";
 import {
   Load,
   allLoads,
@@ -25,6 +26,7 @@ import {
 import {
   born,
   bornFrom,
+  clockOf,
   drain,
   flush,
   hit,
@@ -117,12 +119,14 @@ function fetchIn(c, key, field, loader, opts) {
   if (refresh !== undefined) trackBirths(c);
   let ld = loadOf(l.map, key, field);
   if (s !== NIL) {
+    // Its age first: the read below is an access (see age).
+    const due = ld === undefined && refresh !== undefined && age(c, s) > refresh;
     // A hit, as `get`/`hget` count it; maybe a refresh behind it.
     read(c, s);
     if (h !== NIL) read(c, h);
     hit(c);
     const v = valList(c)[s];
-    if (ld === undefined && refresh !== undefined && age(c, s) > refresh) {
+    if (due) {
       l.refreshes++;
       start(c, key, field, loader, fo, true);
     }
@@ -134,10 +138,19 @@ function fetchIn(c, key, field, loader, opts) {
   return wait(ld, fo.signal, () => unlist(c, ld));
 }
 
-/** Ms since slot `s` was written; for a slot older than the stamps, a lower bound. */
+/**
+ * Ms since slot `s` was written; for a slot older than the stamps, a lower
+ * bound: it was written before they began, and no later than its last
+ * access (so an entry written long before the first fetch that may refresh
+ * is refreshed by it, and one written just before is not).
+ */
 function age(c, s) {
   const t = born(c)[s];
-  return now(c) - (t === undefined ? bornFrom(c) : t);
+  if (t !== undefined) return now(c) - t;
+  const from = bornFrom(c);
+  syncViews();
+  const last = clockOf(c, s, TIMES_LAST);
+  return now(c) - (last < from ? last : from);
 }
 
 /** Registers a load, then calls the loader (which may call back into this cache). */

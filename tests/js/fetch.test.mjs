@@ -274,20 +274,36 @@ test("refresh: a failed background load leaves the entry and reaches onLoadError
   assert.equal(c.stats().loadErrors, 1);
 });
 
-test("refresh per call: entries written before it was first used age from then", async () => {
+test("refresh per call: an entry written before it was first used counts as written at its last access at the latest", async () => {
+  // The contract: a fetch that finds an entry written more than `refresh`
+  // ms ago refreshes it. Write times are kept only from the first fetch
+  // that may refresh; an older entry was written no later than its last
+  // access (found by a probe: one written 30 ms before was never refreshed).
   const c = new TtlCache({ now: 0 });
   c.set("k", 1);
   c.tick(1000);
   let n = 0;
   await c.fetch("k", () => ++n, { refresh: 10 });
-  assert.equal(n, 0, "write time unknown: no refresh yet");
-  c.tick(1011);
-  await c.fetch("k", () => ++n, { refresh: 10 });
-  assert.equal(n, 1);
-  c.set("j", 1); // stamped from now on, by set's own paths too
-  c.tick(1015);
-  await c.fetch("j", () => ++n, { refresh: 10 });
-  assert.equal(n, 1);
+  await settle();
+  assert.equal(n, 1, "written at 0, 1000 ms ago: refreshed");
+  // Written long ago but read just before: its write time is unknown, and
+  // no refresh may fire for an entry that could be younger than `refresh`.
+  const d = new TtlCache({ now: 0 });
+  d.set("a", 1);
+  d.tick(995);
+  d.get("a");
+  d.tick(1000);
+  let m = 0;
+  await d.fetch("a", () => ++m, { refresh: 10 });
+  assert.equal(m, 0, "last access 5 ms ago: no refresh yet");
+  d.tick(1011);
+  await d.fetch("a", () => ++m, { refresh: 10 });
+  await settle();
+  assert.equal(m, 1);
+  d.set("j", 1); // stamped from now on, by set's own paths too
+  d.tick(1015);
+  await d.fetch("j", () => ++m, { refresh: 10 });
+  assert.equal(m, 1);
 });
 
 test("refresh: a set after the load restarts the age (inline overwrite path)", async () => {

@@ -604,9 +604,12 @@ class FetchHarness extends Harness {
     const hit = f === undefined ? this.plainLive(k) : this.fieldLive(k, f);
     if (hit) {
       const x = this.entry(k, f);
+      // Unstamped: written before stamps began, and no later than its last
+      // access (taken before this read, itself an access).
+      const since = x.born !== undefined ? x.born : Math.min(this.bornFrom, x.clk.last);
+      const age = this.now - since;
       x.clk.last = this.now;
       if (f !== undefined) this.model.get(k).clk.last = this.now;
-      const age = this.now - (x.born === undefined ? this.bornFrom : x.born);
       const bg = !this.loads.has(id) && refresh !== undefined && age > refresh;
       if (bg) {
         this.nextLoad = { key: k, field: f, live: true, bg: true, write, grace, waiters: [] };
