@@ -254,10 +254,14 @@ export class DurableCache {
   /** The value of a row stored in chunks. */
   #joined(key, kind, field) {
     const parts = this.#sql.exec(`SELECT part FROM ${CHUNKS} WHERE key = ? AND kind = ? AND field = ? ORDER BY seq`, name(key), kind, name(field)).toArray();
+    this.#markChunked(key, kind, field);
+    return parts.map((p) => p.part).join("");
+  }
+
+  #markChunked(key, kind, field) {
     let set = this.#chunked.get(key);
     if (set === undefined) this.#chunked.set(key, (set = new Set()));
     set.add(`${kind}:${field}`);
-    return parts.map((p) => p.part).join("");
   }
 
   /** Drops a value's chunks, if it has any. */
@@ -280,9 +284,7 @@ export class DurableCache {
       this.#sql.exec(`INSERT INTO ${CHUNKS} (key, kind, field, seq, part) VALUES (?, ?, ?, ?, ?)`, name(key), kind, name(field), seq, enc.slice(at, end));
       at = end;
     }
-    let set = this.#chunked.get(key);
-    if (set === undefined) this.#chunked.set(key, (set = new Set()));
-    set.add(`${kind}:${field}`);
+    this.#markChunked(key, kind, field);
     return null;
   }
 
