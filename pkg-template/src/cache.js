@@ -233,12 +233,17 @@ export class TtlCache {
   /**
    * Returns the wasm memory this cache holds (its engine) now, rather than
    * when the garbage collector finds it unreachable. Every method then
-   * throws. Calling it again does nothing.
+   * throws. Running loads end as `clear()` ends them: they store nothing,
+   * their signals abort, and their waiters still get their outcome.
+   * Calling it again does nothing.
    */
   free() {
     const e = this.#engine;
     if (e === null) return;
     this.#engine = null;
+    // Its loads end once the engine is gone: an abort listener (user code)
+    // that calls back finds the cache freed, not half-freed.
+    const ending = this.#runningLoads !== 0;
     this.#keyMap = new Map();
     this.#keyList = [];
     this.#valList = [];
@@ -249,6 +254,7 @@ export class TtlCache {
     this.#ghostHead = 0;
     e.free();
     syncViews();
+    if (ending) invalidateAll(this);
   }
 
   /** The error of a failed write, after re-reading where the columns are. */

@@ -28,6 +28,7 @@ import {
   bornFrom,
   clockOf,
   drain,
+  engine,
   flush,
   hit,
   live,
@@ -221,8 +222,11 @@ function stale(c, key, field) {
 /** A load's outcome: store it (unless invalidated), then answer every waiter. */
 function settle(c, ld, ok, v) {
   ld.settled = true;
+  // A freed cache (free() ended this load) has no clock, store or stale
+  // value left: its waiters get the outcome as it is.
+  const freed = engine(c) === null;
   try {
-    syncClock(c); // a promise reaction: a new run, maybe a later time
+    if (!freed) syncClock(c); // a promise reaction: a new run, maybe a later time
   } catch (e) {
     if (ok) {
       ok = false; // a throwing clock: the store would throw it too
@@ -247,7 +251,7 @@ function settle(c, ld, ok, v) {
   }
   const l = loads(c);
   l.errors++;
-  const old = waiters === 0 ? null : stale(c, ld.key, ld.field);
+  const old = waiters === 0 || freed ? null : stale(c, ld.key, ld.field);
   if (old !== null) {
     l.staleServed += waiters;
     resolveWaiters(ld, subs, old[0]);

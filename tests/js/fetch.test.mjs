@@ -690,6 +690,41 @@ test("a followed clock (clock: () => t): refresh and grace follow it with no tic
   await assert.rejects(c.fetch("k", () => Promise.reject(new Error("down"))), /down/);
 });
 
+test("free() while loads run: they store nothing, their signals abort, every waiter still gets the outcome", async () => {
+  const c = new TtlCache({ now: 0 });
+  const ok = controlled();
+  const bad = controlled();
+  const p1 = c.fetch("a", ok.loader);
+  const p2 = c.fetch("a", ok.loader, { signal: new AbortController().signal });
+  const p3 = c.hfetch("h", "f", bad.loader);
+  c.free();
+  assert.equal(ok.calls.length, 1);
+  assert.ok(ok.calls[0].signal.aborted, "free() aborts the running loads, as clear() does");
+  assert.ok(bad.calls[0].signal.aborted);
+  ok.calls[0].resolve("v");
+  bad.calls[0].reject(new Error("down"));
+  assert.equal(await p1, "v");
+  assert.equal(await p2, "v");
+  await assert.rejects(p3, /down/);
+  // A loader that frees its own cache, returning a value or a promise.
+  const d = new TtlCache({ now: 0 });
+  assert.equal(await d.fetch("k", () => (d.free(), "sync")), "sync");
+  const e = new TtlCache({ now: 0 });
+  assert.equal(await e.fetch("k", async () => (e.free(), "async")), "async");
+  // A background refresh cut off by free(): nothing reaches a caller or onLoadError.
+  const heard = [];
+  const r = new TtlCache({ now: 0, refresh: 1, onLoadError: (err) => heard.push(err) });
+  r.set("k", 1);
+  r.tick(5);
+  const bg = controlled();
+  assert.equal(await r.fetch("k", bg.loader), 1);
+  r.free();
+  bg.calls[0].reject(new Error("cut off"));
+  await settle();
+  assert.deepEqual(heard, []);
+  assert.throws(() => c.get("a"), /freed/);
+});
+
 // Last in the file: nothing above left an unhandled rejection behind.
 test("no load error in this file became an unhandled rejection", async () => {
   await settle();

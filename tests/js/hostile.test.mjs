@@ -268,6 +268,24 @@ test("free() and Symbol.dispose: every method then throws a plain Error", () => 
   for (const f of calls) {
     assert.throws(f, (e) => notTrap(e) && /freed/.test(e.message), String(f));
   }
+  // An iteration under way when the cache is freed throws at its next step
+  // (found by a probe: it went on yielding keys with undefined values).
+  for (const what of ["entries", "keys", "values"]) {
+    const e = new TtlCache({ now: 0 });
+    e.set("k0", 0);
+    e.set("k1", 1);
+    e.hset("h", "f", 2);
+    const it = e[what]();
+    assert.notEqual(it.next().done, true);
+    e.free();
+    assert.throws(() => it.next(), (err) => notTrap(err) && /freed/.test(err.message), what);
+  }
+  const g = new TtlCache({ now: 0 });
+  g.set("k0", 0);
+  g.set("k1", 1);
+  const seen = [];
+  assert.throws(() => g.forEach((v, k) => (seen.push(k), g.free())), /freed/);
+  assert.deepEqual(seen, ["k0"]);
   // What `using d = new TtlCache()` calls at the end of its block.
   assert.equal(typeof Symbol.dispose, "symbol");
   const d = new TtlCache({ now: 0 });
