@@ -205,38 +205,42 @@ fn entries_without_clocks_read_fast_and_still_follow_every_clock_change() {
         assert_eq!(c.get(k), None, "{k} has a clock now, and it ran out");
     }
 
-    // A read's time reaches the snapshot's last access.
+    // A read's time reaches the snapshot's last access when it restarts an
+    // idle window; an entry with none keeps its write time there (both
+    // hosts: the JS host's refresh-ahead reads an old entry's age from it).
     let mut c = TtlCache::new(0.0);
     c.insert("k".to_string(), 1.0).unwrap();
+    c.set("i".to_string(), 2.0, SetOptions { idle: Some(100.0), ..Default::default() }).unwrap();
     c.tick(5.0).unwrap();
     assert_eq!(c.get("k"), Some(&1.0));
+    assert_eq!(c.get("i"), Some(&2.0));
     c.tick(7.0).unwrap();
     let key = |k: &String| k.encode_utf16().collect();
     let snap = c.snapshot_with(key, |_, _, v| Ok(lapse_cache::snapshot::Value::Number(*v))).unwrap();
-    assert_eq!(snap.entries[0].clocks.last, 5.0);
+    assert_eq!((snap.entries[0].clocks.last, snap.entries[1].clocks.last), (0.0, 5.0));
 
     // So does a read under a followed clock (which the read itself reads).
     use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
     let t = Arc::new(AtomicU64::new(0));
     let src = t.clone();
     let mut c = TtlCache::with_clock(Options::default(), move || src.load(Relaxed) as f64).unwrap();
-    c.insert("k".to_string(), 1.0).unwrap();
+    c.set("k".to_string(), 1.0, SetOptions { idle: Some(100.0), ..Default::default() }).unwrap();
     t.store(5, Relaxed);
     assert_eq!(c.get("k"), Some(&1.0));
     let snap = c.snapshot_with(key, |_, _, v| Ok(lapse_cache::snapshot::Value::Number(*v))).unwrap();
     assert_eq!(snap.entries[0].clocks.last, 5.0);
 
-    // A read while bare outlives the clocks that end the fast read: `expire`
-    // keeps it as the last access (the JS host, which always writes it into
-    // the row, snapshots 5 here too).
+    // A read while bare moves nothing, and the clocks that end the fast
+    // read find the write time (the JS host snapshots 0 here too).
     let mut c = TtlCache::new(0.0);
     c.insert("k".to_string(), 1.0).unwrap();
     c.tick(5.0).unwrap();
     assert_eq!(c.get("k"), Some(&1.0));
     c.tick(6.0).unwrap();
     assert!(c.expire("k", 100.0, None).unwrap());
+    assert_eq!(c.get("k"), Some(&1.0));
     let snap = c.snapshot_with(key, |_, _, v| Ok(lapse_cache::snapshot::Value::Number(*v))).unwrap();
-    assert_eq!(snap.entries[0].clocks.last, 5.0, "the read while bare is the last access");
+    assert_eq!(snap.entries[0].clocks.last, 0.0, "no idle window: the write time");
 
     // A bare entry never read keeps its written last access, even a negative
     // one (found by the snapshot_decode fuzzer: an unread item counted as

@@ -498,7 +498,13 @@ export class TtlCache {
   /** Restarts the slot's idle window and bumps its eviction counter. */
   #read(s) {
     syncViews();
-    (this.#narrow ? U32 : F64)[this.#clocksAt + s * TIMES_STRIDE + TIMES_LAST] = this.#now - this.#base;
+    // A slot with no idle window keeps its write time in the last-access
+    // word, which nothing else needs then: refresh-ahead reads the age of
+    // an entry written before write times were kept from it (see `age` in
+    // loading.js), with no column of its own.
+    if (idleOf(this, s) !== Infinity) {
+      (this.#narrow ? U32 : F64)[this.#clocksAt + s * TIMES_STRIDE + TIMES_LAST] = this.#now - this.#base;
+    }
     const f = this.#freqAt + s;
     const q = U8[f];
     if ((q & FREQ_MAX) < FREQ_MAX) U8[f] = q + 1;
@@ -852,13 +858,15 @@ export class TtlCache {
       // Narrow, "none" (TIMES_NEVER) reads as a time later than any the
       // clocks hold, which is all this comparison needs.
       const V = this.#narrow ? U32 : F64;
-      if (V[t] + b > now && V[last] + b + idleOf(this, s) > now) {
+      const w = idleOf(this, s);
+      if (V[t] + b > now && V[last] + b + w > now) {
         const f = this.#freqAt + s;
         const q = U8[f];
         // The slot byte says what the value is, with no question to a
         // value that may be a Proxy (see isHash).
         if (q >> SLOT_KIND_SHIFT === SLOT_HASH) return this.#getOnHash(s);
-        V[last] = now - b;
+        // Only a window restarts (see #read).
+        if (w !== Infinity) V[last] = now - b;
         if ((q & FREQ_MAX) < FREQ_MAX) U8[f] = q + 1;
         this.#hits++;
         return this.#valList[s];

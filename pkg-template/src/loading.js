@@ -140,10 +140,12 @@ function fetchIn(c, key, field, loader, opts) {
 }
 
 /**
- * Ms since slot `s` was written; for a slot older than the stamps, a lower
- * bound: it was written before they began, and no later than its last
- * access (so an entry written long before the first fetch that may refresh
- * is refreshed by it, and one written just before is not).
+ * Ms since slot `s` was written. For a slot older than the stamps, the
+ * last-access word: an entry with no idle window keeps its write time
+ * there (reads do not move it), so its age is exact; a sliding entry read
+ * since its write gives a lower bound (it was written no later than that
+ * read, and before the stamps began), so no entry younger than `refresh`
+ * is ever refreshed.
  */
 function age(c, s) {
   const t = born(c)[s];

@@ -16,7 +16,7 @@ use crate::clock::{Follow, TimeSource, NEVER};
 use crate::engine::{Engine, Kind, LogRecord, Times};
 use crate::error::{Error, Result};
 use crate::list::NIL;
-use crate::protocol::{GHOST_MIN, TIMES_LAST};
+use crate::protocol::GHOST_MIN;
 use crate::snapshot::{Body, ClockMode, Clocks as SnapClocks, Entry as SnapEntry, Field as SnapField, Snapshot, Value};
 use crate::types::{Cond, Counters, Options, Reason, SetOptions, Write};
 use ghosts::Ghosts;
@@ -37,18 +37,15 @@ enum Item<K, V> {
         hash: u32,
         /// No clocks at all (no deadline, no idle window; set from the
         /// engine's row by each write, persist and restore, cleared by
-        /// `expire`/`expire_at`): always live, so a read needs nothing from
-        /// the engine's clock row, and leaves its time in `last` instead.
-        /// That row is a cache line and a page more per read (u64 gets at
-        /// 1M: 1.6x quick_cache's time with it, 1.2-1.5x without; README
-        /// "Rust crate performance").
+        /// `expire`/`expire_at`): always live, and with no idle window a
+        /// read moves nothing in the engine's clock row (see
+        /// `Engine::read`), so a read needs nothing from it. That row is a
+        /// cache line and a page more per read (u64 gets at 1M: 1.6x
+        /// quick_cache's time with it, 1.2-1.5x without; README "Rust crate
+        /// performance").
         bare: bool,
         key: K,
         value: V,
-        /// A bare entry's last read (the engine's row has its last write):
-        /// the later of the two is its last access. `-inf` until the first
-        /// read, since times may be negative.
-        last: f64,
     },
     /// Boxed: an inline map would widen every slot by 32 bytes.
     Hash {
@@ -527,25 +524,10 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         }
     }
 
-    /// Clears the bare mark of the item at `s`, before its clocks may change:
-    /// its last read while bare goes into the engine's row, which is where a
-    /// marked-down entry's last access is read (and what an idle window or a
-    /// snapshot starts from).
+    /// Clears the bare mark of the item at `s`, before its clocks may change.
     fn unmark_bare(&mut self, s: u32) {
-        if let Some(Item::Plain { bare: bare @ true, last, .. }) = self.items.get_mut(s as usize) {
+        if let Some(Item::Plain { bare, .. }) = self.items.get_mut(s as usize) {
             *bare = false;
-            let t = self.engine.times.time(s, TIMES_LAST);
-            self.engine.times.set(s, TIMES_LAST, t.max(*last));
-        }
-    }
-
-    /// The last access of key slot `s`: the engine's, or a bare entry's
-    /// later read.
-    fn last_access(&self, s: u32) -> f64 {
-        let t = self.engine.times(s).last;
-        match self.items.get(s as usize) {
-            Some(Item::Plain { bare: true, last, .. }) => t.max(*last),
-            _ => t,
         }
     }
 

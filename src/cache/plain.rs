@@ -114,7 +114,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                 }
                 _ => {
                     let seq = self.next_seq();
-                    *self.item(r) = Item::Plain { hash: h, bare: false, key, value, last: f64::NEG_INFINITY };
+                    *self.item(r) = Item::Plain { hash: h, bare: false, key, value };
                     self.set_seq(r, seq);
                     self.index_slot(h, r);
                 }
@@ -152,8 +152,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         // followed clock, entries with clocks, hashes) is out of line.
         let hit = match (s, &self.follow) {
             (Some(s), None) => match self.items.get_mut(s as usize) {
-                Some(Item::Plain { bare: true, last, .. }) => {
-                    *last = self.engine.now();
+                Some(Item::Plain { bare: true, .. }) => {
                     self.engine.policy.hit(s);
                     self.hits += 1;
                     true
@@ -188,14 +187,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         // the index, the item, the read counter and (unless the item is
         // bare) the engine's clock row: no kind column. A hash reads as
         // absent here.
-        let now = self.engine.now();
-        let bare = match &mut self.items[s as usize] {
-            Item::Plain { bare: true, last, .. } => {
-                *last = now;
-                true
-            }
-            _ => false,
-        };
+        let bare = matches!(self.items[s as usize], Item::Plain { bare: true, .. });
         if bare {
             self.engine.policy.hit(s);
         } else {
@@ -420,9 +412,8 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     }
 
     /// [`expire`](Self::expire) (`relative`) and [`expire_at`](Self::expire_at):
-    /// a bare entry is marked down first, so its last read reaches the
-    /// engine's row before the clocks change, and marked again if nothing
-    /// changed.
+    /// a bare entry is marked down first, as its clocks may change, and
+    /// marked again if nothing changed.
     fn set_expiry<Q>(&mut self, key: &Q, t: f64, relative: bool, cond: Option<Cond>) -> Result<bool>
     where
         K: Borrow<Q>,

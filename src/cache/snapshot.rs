@@ -32,7 +32,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     ) -> Result<Snapshot> {
         let stamp = |s: u32| {
             let t = self.engine.times(s);
-            SnapClocks { abs: t.abs, last: self.last_access(s), idle: t.idle }
+            SnapClocks { abs: t.abs, last: t.last, idle: t.idle }
         };
         self.refresh();
         let mut entries = Vec::new();
@@ -109,7 +109,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                     let s = c.engine.restore_slot(Kind::Plain, NIL, times(&e.clocks), *weight);
                     let hk = c.hash(&k);
                     let seq = c.next_seq();
-                    *c.item(s) = Item::Plain { hash: hk, bare: false, key: k, value: v, last: f64::NEG_INFINITY };
+                    *c.item(s) = Item::Plain { hash: hk, bare: false, key: k, value: v };
                     c.mark_bare(s);
                     c.set_seq(s, seq);
                     c.index_slot(hk, s);

@@ -563,10 +563,10 @@ impl Engine {
     /// wheel slot fires.
     pub fn read(&mut self, s: u32) {
         let now = self.now();
-        self.times.set(s, TIMES_LAST, now);
+        self.restart(s, now);
         if self.kind(s) == Kind::Field {
             let h = self.family[s as usize];
-            self.times.set(h, TIMES_LAST, now);
+            self.restart(h, now);
             self.policy.hit(h);
         } else {
             self.policy.hit(s);
@@ -576,8 +576,19 @@ impl Engine {
     /// [`read`](Self::read) of a slot the host knows is a top-level key
     /// (plain or hash): no kind column load.
     pub fn read_key(&mut self, s: u32) {
-        self.times.set(s, TIMES_LAST, self.now());
+        self.restart(s, self.now());
         self.policy.hit(s);
+    }
+
+    /// Restarts slot `s`'s idle window at `now`, if it has one. A slot with
+    /// none keeps its write time as its last access, which nothing else
+    /// needs then: the JS host's refresh-ahead reads the age of an entry
+    /// written before it kept write times from there, with no column of its
+    /// own. Both hosts do the same (their snapshots agree byte for byte).
+    fn restart(&mut self, s: u32, now: f64) {
+        if self.idle_of(s) != NEVER {
+            self.times.set(s, TIMES_LAST, now);
+        }
     }
 
     /// Time left to the earliest deadline at `now`; for a field, its hash's

@@ -274,11 +274,11 @@ test("refresh: a failed background load leaves the entry and reaches onLoadError
   assert.equal(c.stats().loadErrors, 1);
 });
 
-test("refresh per call: an entry written before it was first used counts as written at its last access at the latest", async () => {
+test("refresh per call: an entry written before the first fetch that may refresh counts its age from its write", async () => {
   // The contract: a fetch that finds an entry written more than `refresh`
   // ms ago refreshes it. Write times are kept only from the first fetch
-  // that may refresh; an older entry was written no later than its last
-  // access (found by a probe: one written 30 ms before was never refreshed).
+  // that may refresh (found by a probe: one written 30 ms before was never
+  // refreshed).
   const c = new TtlCache({ now: 0 });
   c.set("k", 1);
   c.tick(1000);
@@ -286,9 +286,30 @@ test("refresh per call: an entry written before it was first used counts as writ
   await c.fetch("k", () => ++n, { refresh: 10 });
   await settle();
   assert.equal(n, 1, "written at 0, 1000 ms ago: refreshed");
-  // Written long ago but read just before: its write time is unknown, and
-  // no refresh may fire for an entry that could be younger than `refresh`.
-  const d = new TtlCache({ now: 0 });
+  // Reads since the write do not make it younger (found by a probe: written
+  // at 0, read at 10, not refreshed at 61 with refresh 60). An entry with no
+  // idle window keeps its write time through get, touch, hget and fetch hits.
+  const e = new TtlCache({ now: 0 });
+  e.set("k", "old");
+  e.hset("h", "f", "old");
+  e.tick(10);
+  assert.equal(e.get("k"), "old");
+  assert.equal(e.touch("k"), true);
+  assert.equal(await e.fetch("k", () => "unused"), "old");
+  assert.equal(e.hget("h", "f"), "old");
+  e.tick(61);
+  let calls = 0;
+  assert.equal(await e.fetch("k", () => (calls++, "new"), { refresh: 60 }), "old");
+  assert.equal(await e.hfetch("h", "f", () => (calls++, "new"), { refresh: 60 }), "old");
+  await settle();
+  assert.equal(calls, 2, "61 ms since the writes: both refreshed");
+  assert.equal(e.peek("k"), "new");
+  assert.equal(e.hget("h", "f"), "new");
+  // A sliding entry read since its write restarts its window there, and
+  // its write time before the stamps is unknown: no refresh may fire for an
+  // entry that could be younger than `refresh`, so its age counts from
+  // that read.
+  const d = new TtlCache({ now: 0, idle: 60_000 });
   d.set("a", 1);
   d.tick(995);
   d.get("a");
@@ -302,8 +323,11 @@ test("refresh per call: an entry written before it was first used counts as writ
   assert.equal(m, 1);
   d.set("j", 1); // stamped from now on, by set's own paths too
   d.tick(1015);
+  d.get("j");
+  d.tick(1022);
   await d.fetch("j", () => ++m, { refresh: 10 });
-  assert.equal(m, 1);
+  await settle();
+  assert.equal(m, 2, "stamped at 1011: 11 ms later, refreshed though read at 1015");
 });
 
 test("refresh: a set after the load restarts the age (inline overwrite path)", async () => {
