@@ -60,8 +60,9 @@ export interface TtlCacheOptions<V = unknown> {
   sizeOf?: (value: V, key: string, field: string | undefined) => number;
   /**
    * Most expired entries one `tick()` removes; each write also reclaims a
-   * few (at most this many). Default 1000; 0 turns all sweeping off (reads
-   * still never return an expired entry; `purge()` still works).
+   * few (two per inserted key, whatever this is). Default 1000; 0 turns all
+   * sweeping off, the writes' reclaim included (reads still never return
+   * an expired entry; `purge()` still works).
    */
   sweepBudget?: number;
   /**

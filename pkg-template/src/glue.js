@@ -77,10 +77,6 @@ export class RawEngine {
   clear() {
     check(again(this, () => wasm.rawengine_clear(this.p)));
   }
-  /** Links the queued inserts (`reserve(0)`, which does only that). */
-  commit() {
-    wasm.rawengine_reserve(this.p, 0);
-  }
   expireAt(s, t, rel, cond) {
     return check(again(this, () => wasm.rawengine_expireAt(this.p, s, t, rel, cond))) !== 0;
   }

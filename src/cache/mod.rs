@@ -27,7 +27,7 @@ const PURGE_BATCH: u64 = 4096;
 /// Expired entries each write reclaims (as the JS binding's writes do).
 const RECLAIM: u64 = 2;
 
-/// What a slot holds, kept small (32 bytes for `u64` keys and values, 48 for
+/// What a slot holds, kept small (24 bytes for `u64` keys and values, 40 for
 /// `String` keys): every plain read loads one, so its size is cache misses.
 /// A key's `hash` is its index hash (see [`fold`]), stored so that the index
 /// grows and drops a slot without hashing the key again.

@@ -276,6 +276,52 @@ test("writes reclaim on the engine's path too (sizeOf, hashes), and in big batch
   }
 });
 
+test("writes faster than the clock's steps, or than sweepBudget, still reclaim about two each", async () => {
+  // Found by a probe: the reclaim was paid only when the clock moved, at
+  // most sweepBudget at a time, so 2,000 writes per 100 ms step (ttl 1 s)
+  // held 10.7 times the live entries, and a sweepBudget of 1 with 2
+  // writes per ms 10.5 times. API.md: "under a steady stream of writes
+  // with a ttl, size stays under twice the live count".
+  const cases = [
+    { ttl: 1000, per: 2000, step: 100, steps: 60 },
+    { ttl: 100, per: 2, step: 1, steps: 1500, sweepBudget: 1 },
+    { ttl: 100, per: 600, step: 1, steps: 300, sweepBudget: 10 },
+    { ttl: 50, per: 3, step: 10, steps: 400, maxEntries: 100_000 },
+  ];
+  for (const { ttl, per, step, steps, ...opts } of cases) {
+    const clk = fakeClock(0);
+    const c = new TtlCache({ clock: clk.read, ttl, ...opts });
+    let n = 0;
+    for (let s = 0; s < steps; s++) {
+      clk.t += step;
+      await null;
+      for (let i = 0; i < per; i++) c.set(`k${n++}`, i);
+      const live = Math.min(n, Math.ceil(ttl / step) * per);
+      assert.ok(c.size < 2 * live, `size ${c.size} with ${live} live, step ${s} of ${JSON.stringify({ ttl, per, step, ...opts })}`);
+    }
+  }
+  // Writes in runs of their own with the clock standing still: the entries
+  // expired before them go, though the clock does not move again.
+  const clk = fakeClock(0);
+  const c = new TtlCache({ clock: clk.read, ttl: 10, sweepBudget: 1 });
+  for (let i = 0; i < 100; i++) c.set(`old${i}`, i);
+  clk.t = 10;
+  for (let i = 0; i < 100; i++) {
+    await null;
+    c.set(`new${i}`, i);
+  }
+  assert.ok(c.size < 150, `size ${c.size}: 100 live, 100 expired before the writes`);
+  // A manual clock moved by tick() alone: the writes between ticks pay
+  // for themselves, and tick() itself still removes at most sweepBudget.
+  const m = new TtlCache({ now: 0, ttl: 100, sweepBudget: 5 });
+  let k = 0;
+  for (let t = 1; t <= 1000; t++) {
+    for (let i = 0; i < 20; i++) m.set(`m${k++}`, i);
+    assert.ok(m.tick(t) <= 5);
+    assert.ok(m.size < 2 * 2000, `size ${m.size} at ${t}`);
+  }
+});
+
 test("sweepBudget: 0 turns every sweep off, the write-time reclaim included", async () => {
   const clk = fakeClock(0);
   const gone = [];
