@@ -86,9 +86,11 @@ export interface TtlCacheOptions<V = unknown> {
    */
   grace?: number;
   /**
-   * Hears the errors of loads that reject no caller: background refreshes,
-   * loads every waiter stopped waiting for, loads answered with a stale
-   * value. No load error ever becomes an unhandled rejection.
+   * Hears the errors of loads that reject no caller: background refreshes
+   * and loads answered with a stale value. A load whose signal this cache
+   * aborted (a write, delete, expire, eviction, clear or `free()` of its key
+   * won, or every waiter stopped waiting) is not heard: its error is most
+   * likely that abort. No load error ever becomes an unhandled rejection.
    */
   onLoadError?: (error: unknown, key: string, field: string | undefined) => void;
 }
@@ -206,7 +208,7 @@ export interface TtlCacheStats {
   expired: number;
   /** Live entries and fields removed to respect `maxEntries`/`maxBytes`. */
   evicted: number;
-  /** Entries and fields removed by `delete`/`hdel`/`clear` or `expire(key, ms <= 0)`. */
+  /** Entries and fields removed by `delete`/`hdel` or `expire(key, ms <= 0)` (not `clear()`). */
   deleted: number;
   /** Keys held, as `cache.size`. */
   size: number;

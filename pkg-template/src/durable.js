@@ -60,7 +60,21 @@ function unname(v) {
  * as it is, for the cache to reject.
  */
 function once(opts) {
-  return opts !== null && typeof opts === "object" && !(opts instanceof Date) ? { ...opts } : opts;
+  return opts !== null && typeof opts === "object" && timeOf(opts) === opts ? { ...opts } : opts;
+}
+
+const dateTime = Date.prototype.getTime;
+
+/**
+ * `t`'s time if it is a Date, of this realm or another (as the cache tells
+ * one: by its internal time, not `instanceof`), else `t` as it is.
+ */
+function timeOf(t) {
+  try {
+    return dateTime.call(t);
+  } catch {
+    return t;
+  }
 }
 
 /**
@@ -316,7 +330,7 @@ export class DurableCache {
           return;
         }
       }
-      if (opts.expireAt !== undefined) abs = opts.expireAt instanceof Date ? opts.expireAt.getTime() : opts.expireAt;
+      if (opts.expireAt !== undefined) abs = timeOf(opts.expireAt);
       else if (opts.ttl !== undefined) abs = now + opts.ttl;
       if (opts.idle !== undefined) idle = opts.idle;
     }
@@ -417,7 +431,7 @@ export class DurableCache {
   expireAt(key, time, cond) {
     return this.#guard(() => {
       const ok = this.#cache.expireAt(key, time, cond);
-      if (ok) this.#deadline(key, time instanceof Date ? time.getTime() : time);
+      if (ok) this.#deadline(key, timeOf(time));
       return ok;
     });
   }
@@ -442,7 +456,7 @@ export class DurableCache {
   hexpireAt(key, field, time, cond) {
     return this.#guard(() => {
       const ok = this.#cache.hexpireAt(key, field, time, cond);
-      if (ok) this.#fieldDeadline(key, field, time instanceof Date ? time.getTime() : time);
+      if (ok) this.#fieldDeadline(key, field, timeOf(time));
       return ok;
     });
   }

@@ -45,10 +45,14 @@ export function restoreCache(Cache, bytes, opts) {
   }
   // A plain Uint8Array copy (its internal slots, not getters a subclass may
   // have): the byte arrays restored are slices of it, not Buffers or views.
-  const [now, ttl, idle, maxEntries, maxBytes, sweepBudget, follows, keyMap, keyList, valList, slots] = decode(
-    new Uint8Array(bytes),
-    true,
-  );
+  let copy;
+  try {
+    copy = new Uint8Array(bytes);
+  } catch (e) {
+    // A buffer detached (transferred), maybe by an option getter above.
+    throw e instanceof TypeError ? new TypeError(`bytes: ${e.message}`) : e;
+  }
+  const [now, ttl, idle, maxEntries, maxBytes, sweepBudget, follows, keyMap, keyList, valList, slots] = decode(copy, true);
   const raw = new RawEngine(now, ttl, idle, Infinity, maxBytes, sweepBudget);
   let c;
   try {

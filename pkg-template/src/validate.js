@@ -50,10 +50,23 @@ export function wrongType(held, wanted) {
   return new TypeError(`WRONGTYPE: key holds a ${held}, but this operation needs a ${wanted}`);
 }
 
-/** A time argument: a number, or a valid `Date`. */
+const dateTime = Date.prototype.getTime;
+
+/**
+ * A time argument: a number, or a valid `Date`. A Date is told by its
+ * internal time (what `getTime` of the realm's own Date reads), not by
+ * `instanceof`: one from another realm (a vm context, an iframe) is a Date,
+ * and an object that only inherits from `Date.prototype` is not (its
+ * `getTime` would throw V8's own error, naming no argument).
+ */
 export function toTime(arg, v) {
-  if (v instanceof Date) {
-    const t = v.getTime();
+  if (typeof v === "object" && v !== null) {
+    let t;
+    try {
+      t = dateTime.call(v);
+    } catch {
+      throw new TypeError(`${arg}: must be a number or a Date, got ${describe(v)}`);
+    }
     if (t !== t) throw new RangeError(`${arg}: invalid Date`);
     return t;
   }

@@ -242,3 +242,47 @@ test("a throwing getter on the options object does not corrupt the cache", () =>
   assert.throws(() => c.set("a", 2, evil), /getter/);
   assert.equal(c.get("a"), 1);
 });
+
+test("times: a Date of another realm is a Date; an object that only inherits from Date.prototype is not", async () => {
+  // Found by a probe: `instanceof Date` refused a vm context's Date, and an
+  // object made with Object.create(Date.prototype) reached V8's own
+  // "this is not a Date object", which names no argument.
+  const { runInNewContext } = await import("node:vm");
+  const foreign = runInNewContext("new Date(5000)");
+  const c = new TtlCache({ now: 0 });
+  c.set("a", 1);
+  c.set("b", 2, { expireAt: foreign });
+  assert.equal(c.ttl("b"), 5000);
+  assert.equal(c.expireAt("a", runInNewContext("new Date(7000)")), true);
+  assert.equal(c.ttl("a"), 7000);
+  c.hset("h", "f", 1);
+  assert.equal(c.hexpireAt("h", "f", foreign), true);
+  assert.equal(c.httl("h", "f"), 5000);
+  assert.throws(() => c.expireAt("a", runInNewContext("new Date(NaN)")), (e) => e instanceof RangeError && /time/.test(e.message));
+  const fake = Object.create(Date.prototype);
+  const before = [c.ttl("a"), c.ttl("b"), c.httl("h", "f"), c.size];
+  assert.throws(() => c.expireAt("a", fake), (e) => e instanceof TypeError && /^time:/.test(e.message));
+  assert.throws(() => c.hexpireAt("h", "f", fake), (e) => e instanceof TypeError && /^time:/.test(e.message));
+  assert.throws(() => c.set("a", 3, { expireAt: fake }), (e) => e instanceof TypeError && /^expireAt:/.test(e.message));
+  assert.throws(() => c.expireAt("a", {}), (e) => e instanceof TypeError && /^time: must be a number/.test(e.message));
+  assert.deepEqual([c.ttl("a"), c.ttl("b"), c.httl("h", "f"), c.size], before, "nothing changed");
+  assert.equal(c.peek("a"), 1);
+});
+
+test("restore of a Uint8Array whose buffer was detached: a TypeError naming bytes", () => {
+  const c = new TtlCache({ now: 0 });
+  c.set("a", 1);
+  const snap = c.snapshot();
+  structuredClone(snap.buffer, { transfer: [snap.buffer] });
+  assert.throws(() => TtlCache.restore(snap), (e) => e instanceof TypeError && /^bytes:/.test(e.message));
+  // Detached by an option getter, after the type check.
+  const again = c.snapshot();
+  const opts = {
+    get now() {
+      structuredClone(again.buffer, { transfer: [again.buffer] });
+      return 0;
+    },
+  };
+  assert.throws(() => TtlCache.restore(again, opts), (e) => e instanceof TypeError && /^bytes:/.test(e.message));
+  assert.equal(TtlCache.restore(c.snapshot()).get("a"), 1);
+});
