@@ -507,7 +507,8 @@ export class TtlCache {
     }
     const f = this.#freqAt + s;
     const q = U8[f];
-    if ((q & FREQ_MAX) < FREQ_MAX) U8[f] = q + 1;
+    // A read is two units of credit, up to FREQ_MAX (Policy::hit).
+    if ((q & FREQ_MAX) < FREQ_MAX) U8[f] = q + ((q & FREQ_MAX) === FREQ_MAX - 1 ? 1 : 2);
   }
 
   #deadline(s) {
@@ -645,7 +646,8 @@ export class TtlCache {
     if (i !== 0) F[i + s] = idle;
     const born = this.#born;
     if (born !== null) born[s] = now;
-    if ((q & FREQ_MAX) < FREQ_MAX) U[f] = q + 1;
+    // A write is one unit of credit, whatever it had (Policy::written).
+    U[f] = (q & ~FREQ_MAX) | 1;
     this.#valList[s] = value;
     this.#updated++;
     return true;
@@ -887,7 +889,7 @@ export class TtlCache {
         if (q >> SLOT_KIND_SHIFT === SLOT_HASH) return this.#getOnHash(s);
         // Only a window restarts (see #read).
         if (w !== Infinity) V[last] = now - b;
-        if ((q & FREQ_MAX) < FREQ_MAX) U8[f] = q + 1;
+        if ((q & FREQ_MAX) < FREQ_MAX) U8[f] = q + ((q & FREQ_MAX) === FREQ_MAX - 1 ? 1 : 2); // (see #read)
         this.#hits++;
         return this.#valList[s];
       }

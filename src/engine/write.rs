@@ -175,7 +175,7 @@ impl Engine {
         self.bytes += u64::from(weight);
         self.counters.inserted += 1;
         self.set_clocks(s, c);
-        self.policy.hit(h);
+        self.policy.touched(h);
         s
     }
 
@@ -207,7 +207,11 @@ impl Engine {
         if let Some(c) = c {
             self.set_clocks(s, c);
         }
-        self.policy.hit(owner);
+        if owner == s {
+            self.policy.written(s);
+        } else {
+            self.policy.touched(owner);
+        }
     }
 
     /// [`write`](Self::write) to slot `s`, which the host knows holds a live
@@ -240,7 +244,7 @@ impl Engine {
         if !w.keep_ttl {
             self.set_clocks(s, c);
         }
-        self.policy.hit(s);
+        self.policy.written(s);
         Ok(Some(s))
     }
 
@@ -269,7 +273,7 @@ impl Engine {
         }
         self.counters.updated += 1;
         self.set_clocks(s, WriteClocks { abs, idle });
-        self.policy.hit(s);
+        self.policy.written(s);
         true
     }
 

@@ -381,6 +381,69 @@ test("capacity: an overwrite counts as a use, like a read, for eviction", () => 
   for (let i = 0; i < 50; i++) assert.equal(c.peek(`k${i}`), -i, `rewritten k${i} survived`);
 });
 
+test("capacity: an entry read after another was last written is kept over it", () => {
+  // API.md: eviction "must keep a recently read entry over one never read
+  // since it was written". Found by a probe: a write counted as a read, so
+  // a key read and then rewritten outlasted a key read after the rewrite
+  // (LRU evicts the rewritten one: its last use is older).
+  const cases = [
+    [2, "set a, set b, get b, set b, get a, set c"],
+    [3, "set a, set b, set c, get b, get c, set b, set c, get a, set d"],
+    [3, "set a, set b, set c, get a, get b, get c, get a, get b, get c, set b, set c, get a, set d"],
+    [2, "set a, set b, get b, get b, get b, set b, get a, set c"],
+    [4, "set a, set b, set c, set d, get a, get b, get c, get d, set b, set c, set d, get a, set e"],
+  ];
+  for (const [max, script] of cases) {
+    for (const opts of [undefined, { ttl: 1e9 }]) {
+      const c = new TtlCache({ now: 0, maxEntries: max });
+      for (const step of script.split(", ")) {
+        const [op, k] = step.split(" ");
+        if (op === "set") c.set(k, 1, opts);
+        else c.get(k);
+      }
+      assert.equal(c.has("a"), true, `${script} (maxEntries ${max}${opts ? ", set with options" : ""})`);
+    }
+  }
+  // Random scripts, each eviction checked against the rule.
+  for (let seed = 1; seed <= 300; seed++) {
+    let x = seed * 2654435761;
+    const rand = (n) => ((x = (Math.imul(x, 1664525) + 1013904223) >>> 0) % n);
+    const max = 2 + rand(6);
+    const keys = max + 1 + rand(6);
+    const wrote = new Map();
+    const read = new Map();
+    let t = 0;
+    let writing = null;
+    const c = new TtlCache({
+      now: 0,
+      maxEntries: max,
+      dispose: (v, k, why) => {
+        if (why !== "evicted") return;
+        const r = read.get(k) ?? -1;
+        if (!(r > wrote.get(k))) return;
+        for (const y of c.keys()) {
+          if (y === k || y === writing) continue;
+          const yw = wrote.get(y);
+          assert.ok(!((read.get(y) ?? -1) < yw && r > yw), `seed ${seed}: evicted ${k}, read at ${r}, kept ${y}, written at ${yw} and not read since`);
+        }
+      },
+    });
+    for (let i = 0; i < 40; i++) {
+      const k = `k${rand(keys)}`;
+      t++;
+      if (rand(2)) {
+        writing = k;
+        c.set(k, t, rand(4) === 0 ? { ttl: 1e9 } : undefined);
+        writing = null;
+        wrote.set(k, t);
+        read.delete(k);
+      } else if (c.get(k) !== undefined) {
+        read.set(k, t);
+      }
+    }
+  }
+});
+
 test("capacity: a one-off scan does not flush the hot set (S3-FIFO)", () => {
   const c = new TtlCache({ now: 0, maxEntries: 1000 });
   for (let i = 0; i < 500; i++) c.set(`hot${i}`, i);

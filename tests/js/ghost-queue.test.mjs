@@ -50,8 +50,10 @@ class Model {
   spend(k) {
     if (this.freq.get(k) > 0) this.freq.set(k, this.freq.get(k) - 1);
   }
+  // A read is two units of credit, a write (of a live key) one, whatever
+  // it had (src/policy.rs: Policy::hit, Policy::written).
   hit(k) {
-    this.freq.set(k, Math.min(3, this.freq.get(k) + 1));
+    this.freq.set(k, Math.min(3, this.freq.get(k) + 2));
   }
   evict() {
     const total = this.size;
@@ -86,7 +88,7 @@ class Model {
   /** A write of `k`; returns the key it evicted, if any. */
   set(k) {
     if (this.freq.has(k)) {
-      this.hit(k);
+      this.freq.set(k, 1);
       return undefined;
     }
     const toMain = this.ghostSeq.has(k);
