@@ -24,7 +24,7 @@ export const FETCH_OPTIONS = new Set(["ttl", "idle", "expireAt", "refresh", "gra
 export const RESTORE_OPTIONS = new Set(["dispose", "sizeOf", "now", "clock", "refresh", "grace", "onLoadError"]);
 
 export function describe(v) {
-  if (v === null) return "null";
+  if (v == null) return String(v); // "null", "undefined" (not "undefined undefined")
   if (Array.isArray(v)) return "an array";
   const t = typeof v;
   if (t === "string") return JSON.stringify(v.length > 40 ? v.slice(0, 40) + "…" : v);

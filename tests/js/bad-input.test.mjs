@@ -286,3 +286,11 @@ test("restore of a Uint8Array whose buffer was detached: a TypeError naming byte
   assert.throws(() => TtlCache.restore(again, opts), (e) => e instanceof TypeError && /^bytes:/.test(e.message));
   assert.equal(TtlCache.restore(c.snapshot()).get("a"), 1);
 });
+
+test("a missing argument is described as undefined, once", () => {
+  // Found by a probe: messages read "got undefined undefined".
+  const c = new TtlCache({ now: 0 });
+  assert.throws(() => c.get(undefined), (e) => e instanceof TypeError && e.message === "key: must be a string, got undefined");
+  assert.throws(() => c.get(null), (e) => e instanceof TypeError && e.message === "key: must be a string, got null");
+  assert.throws(() => c.get(5), (e) => e instanceof TypeError && e.message === "key: must be a string, got number 5");
+});
