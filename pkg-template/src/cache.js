@@ -260,7 +260,9 @@ export class TtlCache {
   /** The error of a failed write, after re-reading where the columns are. */
   #failed() {
     const err = this.#engine.takeError();
-    this.#drain();
+    // The calls a reclaim before the failed write logged (#payQueued) wait
+    // for the next drain: dropped here, their values were never disposed.
+    this.#held = this.#drain();
     return err;
   }
 

@@ -408,3 +408,26 @@ test("a version-1 snapshot restores on a manual clock", async () => {
   assert.equal(r.snapshot()[6], 0, "re-snapshotted as version 2, manual");
   assert.equal(r.snapshot()[4], 2);
 });
+
+test("a write that fails after its reclaim keeps the reclaimed values' dispose calls", () => {
+  // The 257th insert hands the queue over and reclaims what it owes before
+  // its own write; a write that then fails (a ttl past the largest time)
+  // must not drop the dispose calls of what that reclaim removed.
+  const gone = new Map();
+  const c = new TtlCache({ now: 1e300, ttl: 1e290, sweepBudget: 1, dispose: (v, k, why) => gone.set(k, (gone.get(k) ?? 0) + 1) });
+  for (let i = 0; i < 100; i++) c.set(`old${i}`, i);
+  c.tick(1e300 + 2e290); // all 100 expired; the budget removes one
+  let threw = 0;
+  for (let i = 0; i < 600; i++) {
+    try {
+      c.set(`bad${i}`, i, { ttl: Number.MAX_VALUE });
+    } catch (e) {
+      assert.ok(e instanceof RangeError, String(e));
+      threw++;
+    }
+    c.set(`new${i}`, i);
+  }
+  assert.equal(threw, 600);
+  c.purge();
+  for (let i = 0; i < 100; i++) assert.equal(gone.get(`old${i}`), 1, `old${i} disposed once`);
+});
