@@ -524,13 +524,6 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         }
     }
 
-    /// Clears the bare mark of the item at `s`, before its clocks may change.
-    fn unmark_bare(&mut self, s: u32) {
-        if let Some(Item::Plain { bare, .. }) = self.items.get_mut(s as usize) {
-            *bare = false;
-        }
-    }
-
     /// Reads the followed source, for a `&self` method, before it looks at
     /// any slot.
     fn refresh(&self) {

@@ -412,8 +412,8 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     }
 
     /// [`expire`](Self::expire) (`relative`) and [`expire_at`](Self::expire_at):
-    /// a bare entry is marked down first, as its clocks may change, and
-    /// marked again if nothing changed.
+    /// the entry's bare mark follows its clocks afterwards (a removed key's
+    /// item is gone by then, and a failed call changed nothing).
     fn set_expiry<Q>(&mut self, key: &Q, t: f64, relative: bool, cond: Option<Cond>) -> Result<bool>
     where
         K: Borrow<Q>,
@@ -421,12 +421,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     {
         self.sync();
         let s = self.live_slot(key);
-        s.into_iter().for_each(|s| self.unmark_bare(s));
         let r = self.engine.set_expiry(s, t, relative, cond).map_err(native)?;
-        if !r {
-            s.into_iter().for_each(|s| self.mark_bare(s));
-        }
         self.drain();
+        s.into_iter().for_each(|s| self.mark_bare(s));
         Ok(r)
     }
 
