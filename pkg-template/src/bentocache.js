@@ -8,9 +8,14 @@ import { TtlCache } from "lapse";
 /** bentocache passes ttl in ms; `undefined`, 0 and Infinity mean none (as its memory driver). */
 function ttlOption(ttl) {
   if (ttl === undefined || ttl === null || ttl === 0 || ttl === Infinity) return undefined;
-  if (typeof ttl !== "number" || Number.isNaN(ttl)) throw new TypeError(`ttl: must be a number of milliseconds, got ${typeof ttl}`);
+  if (typeof ttl !== "number") throw new TypeError(`ttl: must be a number of milliseconds, got ${typeof ttl}`);
+  if (Number.isNaN(ttl)) throw new RangeError("ttl: must be a number of milliseconds, got NaN");
   return ttl;
 }
+
+// The driver's entries follow the host's clock, as bentocache's own logical
+// expiry (Date.now()) does: a clock of their own would split the two.
+const REFUSED = new Set(["now", "clock"]);
 
 const OWN = new Set(["prefix", "logger", "maxItems", "cacheInstance", "serialize", "maxSize", "maxEntrySize"]);
 
@@ -31,8 +36,14 @@ export class LapseDriver {
       return;
     }
     const opts = {};
-    for (const k of Object.keys(config)) if (!OWN.has(k)) opts[k] = config[k];
-    if (opts.maxEntries === undefined && config.maxItems !== undefined) opts.maxEntries = config.maxItems;
+    for (const k of Object.keys(config)) {
+      if (REFUSED.has(k)) throw new TypeError(`options: LapseDriver does not take ${k} (its entries follow the host's clock, as bentocache's expiry does)`);
+      if (!OWN.has(k)) opts[k] = config[k];
+    }
+    if (config.maxItems !== undefined) {
+      if (opts.maxEntries !== undefined) throw new TypeError("maxItems: give maxItems (bentocache's name) or maxEntries, not both");
+      opts.maxEntries = config.maxItems;
+    }
     if (config.maxSize !== undefined || config.maxEntrySize !== undefined) {
       throw new TypeError("maxSize/maxEntrySize: use maxBytes with sizeOf (lapse measures entries with your sizeOf)");
     }

@@ -6,11 +6,24 @@
 // read-time checks alone, so expired entries also leave memory.
 import { TtlCache } from "lapse";
 
-/** What Keyv passes as a ttl, as a lapse `ttl` option (or `undefined` for none). */
+/**
+ * What Keyv passes as a ttl, as lapse's `ttl` option: `undefined` (no ttl
+ * given) leaves the store's own default; 0, Infinity and NaN mean no expiry,
+ * as they do to Keyv and its Map store (which compare `Date.now() > expires`,
+ * never true of NaN); a negative ttl is already past.
+ */
 function ttlOption(ttl) {
-  if (ttl === undefined || ttl === null || ttl === 0 || ttl === Infinity) return undefined; // Keyv: 0/undefined = no expiry
-  if (typeof ttl !== "number" || Number.isNaN(ttl)) throw new TypeError(`ttl: must be a number of milliseconds, got ${typeof ttl}`);
+  if (ttl === undefined || ttl === null) return undefined;
+  if (typeof ttl !== "number") throw new TypeError(`ttl: must be a number of milliseconds, got ${typeof ttl}`);
+  if (ttl === 0 || Number.isNaN(ttl)) return Infinity;
   return ttl;
+}
+
+function checkKeys(keys) {
+  if (!Array.isArray(keys)) throw new TypeError(`keys: must be an array of strings, got ${keys === null ? "null" : typeof keys}`);
+  for (let i = 0; i < keys.length; i++) {
+    if (typeof keys[i] !== "string") throw new TypeError(`keys[${i}]: must be a string, got ${typeof keys[i]}`);
+  }
 }
 
 /**
@@ -53,42 +66,56 @@ export class KeyvLapse {
   }
 
   async getMany(keys) {
+    checkKeys(keys);
     return keys.map((k) => this.#cache.get(k));
   }
 
   async set(key, value, ttl) {
-    const t = ttlOption(ttl);
-    if (t !== undefined && t < 0) {
-      this.#cache.delete(key);
-      return true;
-    }
-    if (value === undefined) {
-      this.#cache.delete(key);
-      return true;
-    }
-    this.#cache.set(key, value, t === undefined ? undefined : { ttl: t });
+    this.#write(key, value, ttlOption(ttl));
     return true;
   }
 
+  /** Checks every entry before it writes any. */
   async setMany(entries) {
-    const out = [];
-    for (const { key, value, ttl } of entries) out.push(await this.set(key, value, ttl));
-    return out;
+    if (!Array.isArray(entries)) throw new TypeError(`entries: must be an array of { key, value, ttl }, got ${entries === null ? "null" : typeof entries}`);
+    const ttls = entries.map((e, i) => {
+      if (e === null || typeof e !== "object") throw new TypeError(`entries[${i}]: must be an object { key, value, ttl }`);
+      if (typeof e.key !== "string") throw new TypeError(`entries[${i}].key: must be a string, got ${typeof e.key}`);
+      try {
+        return ttlOption(e.ttl);
+      } catch (err) {
+        throw new TypeError(`entries[${i}].${err.message}`);
+      }
+    });
+    return entries.map((e, i) => {
+      this.#write(e.key, e.value, ttls[i]);
+      return true;
+    });
+  }
+
+  /** `t`: from ttlOption. An undefined value, or a ttl already past, removes the key (Keyv reads both as absent). */
+  #write(key, value, t) {
+    if (value === undefined || (t !== undefined && t < 0)) {
+      if (typeof key !== "string") throw new TypeError(`key: must be a string, got ${typeof key}`);
+      this.#cache.delete(key);
+    } else {
+      this.#cache.set(key, value, t === undefined ? undefined : { ttl: t });
+    }
   }
 
   async delete(key) {
     return this.#cache.delete(key);
   }
 
-  async deleteMany(keys) {
-    return keys.map((k) => this.#cache.delete(k));
-  }
+  // No deleteMany: Keyv 5 wants one boolean from a store's, Keyv 6 one per
+  // key, and both fall back to `delete` per key, each returning its own shape.
 
   async has(key) {
     return this.#cache.has(key);
   }
 
   async hasMany(keys) {
+    checkKeys(keys);
     return keys.map((k) => this.#cache.has(k));
   }
 
@@ -105,8 +132,18 @@ export class KeyvLapse {
 
   /** Live `[key, value]` pairs, optionally only under `namespace` (Keyv 6 namespace clear and iteration). */
   async *iterator(namespace) {
-    for (const [k, v] of [...this.#cache.entries()]) {
-      if (!namespace || k.startsWith(`${namespace}:`) || k.startsWith(`${namespace}::`)) yield [k, v];
+    // The keys as they were; each value as it is when reached (a key deleted
+    // or expired meanwhile is skipped, as a Map's iterator would).
+    for (const k of [...this.#cache.keys()]) {
+      if (!namespace || k.startsWith(`${namespace}:`) || k.startsWith(`${namespace}::`)) {
+        let v;
+        try {
+          v = this.#cache.peek(k);
+        } catch {
+          continue; // a hash key (a wrapped cache's own): not a Keyv entry
+        }
+        if (v !== undefined) yield [k, v];
+      }
     }
   }
 

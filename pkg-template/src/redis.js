@@ -21,16 +21,39 @@ import { TtlCache } from "lapse";
 const JSON_CODEC = Object.freeze({ encode: (v) => JSON.stringify(v), decode: (s) => JSON.parse(s) });
 
 const OWN_OPTIONS = new Set(["codec", "redis", "prefix"]);
+// TtlCache options that would do nothing here, or harm: the local copies
+// follow the host's clock, as Redis's deadlines do; NearCache.fetch reads
+// Redis and then the loader, and keeps no stale copy to fall back on.
+const REFUSED_OPTIONS = {
+  now: "the local copies follow the host's clock, as the deadlines in Redis do",
+  clock: "the local copies follow the host's clock, as the deadlines in Redis do",
+  grace: "NearCache.fetch keeps no stale copy to serve if the loader fails",
+  refresh: "NearCache.fetch does not refresh ahead",
+  onLoadError: "NearCache.fetch has no background loads; its errors reject the fetch",
+};
 const SET_OPTIONS = new Set(["ttl"]);
+// PX is a 64-bit count of ms; past 2^53 a JS number is no longer an exact
+// integer (and prints as 1e+21 from 10^21 on, which Redis refuses).
+const MAX_PX = Number.MAX_SAFE_INTEGER;
+
+/** A lone surrogate has no UTF-8 form: node-redis sends U+FFFD, so two such keys would be one in Redis. */
+const wellFormed =
+  typeof String.prototype.isWellFormed === "function"
+    ? (s) => s.isWellFormed()
+    : (s) => !/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(s);
 
 function checkKey(key) {
   if (typeof key !== "string") throw new TypeError(`key: must be a string, got ${typeof key}`);
+  if (!wellFormed(key)) {
+    throw new TypeError("key: must be well-formed Unicode to reach Redis (a lone surrogate is sent as U+FFFD, so two such keys would share one Redis key)");
+  }
 }
 
 function checkTtl(ttl) {
   if (ttl === undefined) return;
   if (typeof ttl !== "number") throw new TypeError(`ttl: must be a number, got ${typeof ttl}`);
   if (!(ttl > 0)) throw new RangeError(`ttl: must be a positive number of milliseconds or Infinity, got ${ttl}`);
+  if (ttl !== Infinity && ttl > MAX_PX) throw new RangeError(`ttl: too large for Redis's PX (at most ${MAX_PX} ms; Infinity for none), got ${ttl}`);
 }
 
 function checkSetOptions(opts) {
@@ -41,6 +64,47 @@ function checkSetOptions(opts) {
   }
   checkTtl(opts.ttl);
   return opts.ttl;
+}
+
+/** The prefixes, checked: Redis refuses overlapping ones (one starting another) when tracking turns on. */
+function checkPrefixes(prefix) {
+  const prefixes = prefix === undefined ? [] : Array.isArray(prefix) ? prefix : [prefix];
+  for (const p of prefixes) {
+    if (typeof p !== "string") throw new TypeError("prefix: must be a string or an array of strings");
+    if (!wellFormed(p)) throw new TypeError("prefix: must be well-formed Unicode (see key)");
+  }
+  for (let i = 0; i < prefixes.length; i++) {
+    for (let j = 0; j < prefixes.length; j++) {
+      if (i !== j && prefixes[j].startsWith(prefixes[i])) {
+        throw new TypeError(`prefix: ${JSON.stringify(prefixes[i])} and ${JSON.stringify(prefixes[j])} overlap (Redis refuses overlapping tracking prefixes; keep the shorter one)`);
+      }
+    }
+  }
+  return prefixes;
+}
+
+/** `e` from Redis or the codec, as an error that names the key (the original as its cause). */
+function keyError(key, what, e) {
+  const msg = `${what} ${JSON.stringify(key)}: ${e?.message ?? String(e)}`;
+  const Ctor = e instanceof TypeError || /^WRONGTYPE/.test(e?.message ?? "") ? TypeError : Error;
+  return new Ctor(msg, { cause: e });
+}
+
+/** Marks a watch's call as overtaken: it stores nothing, and a fetch's loader hears it on its signal. */
+function invalidate(w) {
+  w.invalidated = true;
+  const c = w.abort;
+  if (c !== null) {
+    w.abort = null;
+    c.abort();
+  }
+}
+
+/** The first error among a MULTI's replies (node-redis's MultiErrorReply says only "n commands failed"). */
+function firstReplyError(e) {
+  const replies = e?.replies;
+  if (Array.isArray(replies)) for (const r of replies) if (r instanceof Error) return r;
+  return e;
 }
 
 /**
@@ -82,6 +146,10 @@ export class NearCache {
   #closed = false;
   #invalidations = 0;
   #remoteReads = 0;
+  /** fetch counters (the local cache's own stay 0: NearCache.fetch does not go through it). */
+  #loadCount = 0;
+  #loadErrors = 0;
+  #coalesced = 0;
   #onInvalidate;
   #onDown;
   #onReady;
@@ -113,13 +181,15 @@ export class NearCache {
   constructor(url, options) {
     if (options === null || typeof options !== "object") throw new TypeError("options: must be an object");
     const local = {};
-    for (const k of Object.keys(options)) if (!OWN_OPTIONS.has(k)) local[k] = options[k];
+    for (const k of Object.keys(options)) {
+      if (Object.hasOwn(REFUSED_OPTIONS, k)) throw new TypeError(`options: NearCache does not take ${k} (${REFUSED_OPTIONS[k]})`);
+      if (!OWN_OPTIONS.has(k)) local[k] = options[k];
+    }
     const { codec = JSON_CODEC, redis = {}, prefix } = options;
     if (typeof codec?.encode !== "function" || typeof codec?.decode !== "function") {
       throw new TypeError("codec: must be an object with encode(value) and decode(string) functions");
     }
-    const prefixes = prefix === undefined ? [] : Array.isArray(prefix) ? prefix : [prefix];
-    for (const p of prefixes) if (typeof p !== "string") throw new TypeError("prefix: must be a string or an array of strings");
+    const prefixes = checkPrefixes(prefix);
     if (redis === null || typeof redis !== "object") throw new TypeError("redis: must be an object of node-redis client options");
     this.#local = new TtlCache(local); // validates the TtlCache options (TypeError/RangeError)
     if (typeof local.ttl === "number") this.#localTtl = local.ttl;
@@ -150,9 +220,20 @@ export class NearCache {
     return this.#client;
   }
 
-  /** Counters: the local cache's `stats()` plus `invalidations` received and `remoteReads` sent. */
+  /**
+   * Counters: the local cache's `stats()`, with `loads` (loader calls),
+   * `loadErrors` and `coalesced` (fetches that joined a running one) counted
+   * by this cache's `fetch`, plus `invalidations` received and `remoteReads` sent.
+   */
   stats() {
-    return { ...this.#local.stats(), invalidations: this.#invalidations, remoteReads: this.#remoteReads };
+    return {
+      ...this.#local.stats(),
+      loads: this.#loadCount,
+      loadErrors: this.#loadErrors,
+      coalesced: this.#coalesced,
+      invalidations: this.#invalidations,
+      remoteReads: this.#remoteReads,
+    };
   }
 
   /**
@@ -177,9 +258,12 @@ export class NearCache {
     this.#tracking = true;
   }
 
-  /** A watch on `key` for a call about to go to Redis (see #watches); `#unwatch` it when done. */
+  /**
+   * A watch on `key` for a call about to go to Redis (see #watches); `#unwatch`
+   * it when done. `abort`: a fetch's loader controller, aborted with it.
+   */
   #watch(key) {
-    const w = { invalidated: false };
+    const w = { invalidated: false, abort: null };
     let set = this.#watches.get(key);
     if (set === undefined) this.#watches.set(key, (set = new Set()));
     set.add(w);
@@ -201,7 +285,7 @@ export class NearCache {
 
   #dropAll() {
     this.#epoch++;
-    for (const set of this.#watches.values()) for (const w of set) w.invalidated = true;
+    for (const set of [...this.#watches.values()]) for (const w of [...set]) invalidate(w);
     this.#local.clear();
   }
 
@@ -222,7 +306,7 @@ export class NearCache {
   /** The key changed: drop the copy, and keep every call in flight on it from storing one. */
   #forget(key) {
     const set = this.#watches.get(key);
-    if (set !== undefined) for (const w of set) w.invalidated = true;
+    if (set !== undefined) for (const w of [...set]) invalidate(w);
     this.#local.delete(key);
   }
 
@@ -258,9 +342,17 @@ export class NearCache {
       .get(key)
       .pTTL(key)
       .exec()
+      .catch((e) => {
+        throw keyError(key, "GET", firstReplyError(e));
+      })
       .then(([raw, pttl]) => {
         if (raw === null || raw === undefined) return undefined;
-        const value = this.#codec.decode(typeof raw === "string" ? raw : raw.toString());
+        let value;
+        try {
+          value = this.#codec.decode(typeof raw === "string" ? raw : raw.toString());
+        } catch (e) {
+          throw keyError(key, "codec.decode of the value in Redis at", e);
+        }
         // PTTL -1: no deadline in Redis; -2: no key.
         if (pttl !== -2) this.#keep(key, value, pttl === -1 ? Infinity : sent + pttl, load.watch, epoch);
         return value;
@@ -291,12 +383,28 @@ export class NearCache {
     const ttl = checkSetOptions(opts);
     if (value === undefined) throw new TypeError("value: must not be undefined (use delete() to remove a key)");
     this.#open();
-    const encoded = this.#codec.encode(value);
-    if (typeof encoded !== "string") throw new TypeError("codec.encode: must return a string");
-    const copy = this.#codec.decode(encoded); // what every other reader of Redis will see
+    const [encoded, copy] = this.#encode(key, value);
     this.#forget(key);
     await this.#write(key, encoded, copy, ttl, this.#watch(key));
     return this;
+  }
+
+  /** `[encoded, copy]`: the string for Redis and the value every other reader of it will see. */
+  #encode(key, value) {
+    let encoded;
+    let copy;
+    try {
+      encoded = this.#codec.encode(value);
+    } catch (e) {
+      throw keyError(key, "codec.encode of the value for", e);
+    }
+    if (typeof encoded !== "string") throw new TypeError(`codec.encode: must return a string, got ${typeof encoded} (for key ${JSON.stringify(key)})`);
+    try {
+      copy = this.#codec.decode(encoded);
+    } catch (e) {
+      throw keyError(key, "codec.decode of what codec.encode returned for", e);
+    }
+    return [encoded, copy];
   }
 
   /**
@@ -340,7 +448,10 @@ export class NearCache {
     const hit = this.#local.get(key);
     if (hit !== undefined) return hit;
     const running = this.#fetches.get(key);
-    if (running !== undefined) return running;
+    if (running !== undefined) {
+      this.#coalesced++;
+      return running;
+    }
     const run = (async () => {
       // Watched from before the Redis read: a change that lands between its
       // miss and the load is a change during the load.
@@ -350,12 +461,22 @@ export class NearCache {
         const remote = await this.#remote(key);
         if (remote !== undefined) return remote;
         const controller = new AbortController();
-        const value = await loader(key, { signal: controller.signal });
+        // Aborted when the result can no longer be stored (see invalidate).
+        watch.abort = controller;
+        if (watch.invalidated) controller.abort();
+        this.#loadCount++;
+        let value;
+        try {
+          value = await loader(key, { signal: controller.signal });
+        } catch (e) {
+          this.#loadErrors++;
+          throw e;
+        } finally {
+          watch.abort = null;
+        }
         if (value === undefined) return undefined;
         if (watch.invalidated) return value;
-        const encoded = this.#codec.encode(value);
-        if (typeof encoded !== "string") throw new TypeError("codec.encode: must return a string");
-        const copy = this.#codec.decode(encoded);
+        const [encoded, copy] = this.#encode(key, value);
         writing = true;
         await this.#write(key, encoded, copy, opts?.ttl, watch); // unwatches
         return value;
@@ -371,7 +492,12 @@ export class NearCache {
     if (this.#closed) throw new Error("NearCache: closed");
   }
 
-  /** Drops every local copy and closes the connection. */
+  /**
+   * Drops every local copy and closes the connection. With the server
+   * reachable, commands already sent get their replies first; while it is
+   * not (node-redis would hold them until a reconnect that may never come),
+   * the connection is dropped and every call in flight rejects.
+   */
   async close() {
     if (this.#closed) return;
     this.#closed = true;
@@ -379,9 +505,19 @@ export class NearCache {
     const c = this.#client;
     c.off("invalidate", this.#onInvalidate);
     c.off("ready", this.#onReady);
+    // A graceful close waits for replies; if the server goes away meanwhile,
+    // give up on them as when it was already gone.
+    const abandon = () => {
+      if (c.isOpen) c.destroy();
+    };
+    c.on("error", abandon);
+    c.on("reconnecting", abandon);
     try {
-      await c.close();
+      if (c.isReady) await c.close();
+      else abandon();
     } finally {
+      c.off("error", abandon);
+      c.off("reconnecting", abandon);
       c.off("error", this.#onDown);
       c.off("end", this.#onDown);
       c.off("reconnecting", this.#onDown);

@@ -8,11 +8,19 @@ export declare class KeyvLapse {
   namespace?: string;
   get(key: string): Promise<any>;
   getMany(keys: string[]): Promise<any[]>;
-  /** `ttl` in ms; `undefined`, 0 or Infinity: no expiry (as Keyv means it). */
+  /**
+   * `ttl` in ms. `undefined`: the store's default `ttl` (none unless given to
+   * the constructor); 0, Infinity or NaN: no expiry, whatever the default (as
+   * Keyv means them); negative: already expired (the key is removed).
+   */
   set(key: string, value: any, ttl?: number): Promise<boolean>;
+  /** Checks every entry before it writes any. */
   setMany(entries: Array<{ key: string; value: any; ttl?: number }>): Promise<boolean[]>;
+  /**
+   * No `deleteMany`: Keyv 5 expects one boolean from it and Keyv 6 one per key;
+   * without it each falls back to `delete` per key and returns its own shape.
+   */
   delete(key: string): Promise<boolean>;
-  deleteMany(keys: string[]): Promise<boolean[]>;
   has(key: string): Promise<boolean>;
   hasMany(keys: string[]): Promise<boolean[]>;
   clear(): Promise<void>;

@@ -145,3 +145,53 @@ test("LapseDriver on its own: bentocache's L1 contract", () => {
   assert.equal(new LapseDriver({ cacheInstance: shared }).cache, shared);
   assert.throws(() => new LapseDriver({ maxSize: "10mb" }), TypeError);
 });
+
+test("KeyvLapse: 0, Infinity and NaN mean no expiry over the store's default; setMany checks first; no deleteMany", async () => {
+  const store = new KeyvLapse({ ttl: 20 });
+  await store.set("inf", 1, Infinity);
+  await store.set("zero", 1, 0);
+  await store.set("nan", 1, NaN);
+  await store.set("dflt", 1);
+  assert.equal(store.cache.ttl("inf"), Infinity);
+  assert.equal(store.cache.ttl("zero"), Infinity);
+  assert.equal(store.cache.ttl("nan"), Infinity);
+  assert.ok(store.cache.ttl("dflt") <= 20, "undefined: the store's default");
+  await assert.rejects(store.set("k", 1, "10s"), (e) => e instanceof TypeError && /^ttl: .*string/.test(e.message));
+  // setMany: nothing written when an entry is bad.
+  await assert.rejects(store.setMany([{ key: "a", value: 1 }, { key: "b", value: 2, ttl: "10s" }]), (e) => e instanceof TypeError && /entries\[1\]\.ttl/.test(e.message));
+  assert.equal(store.cache.has("a"), false);
+  await assert.rejects(store.setMany([{ key: "a", value: 1 }, { key: 2, value: 2 }]), /entries\[1\]\.key/);
+  assert.equal(store.cache.has("a"), false);
+  assert.deepEqual(await store.setMany([{ key: "a", value: 1 }, { key: "b", value: 2, ttl: 1_000 }]), [true, true]);
+  await assert.rejects(store.getMany("a"), (e) => e instanceof TypeError && /^keys: /.test(e.message));
+  await assert.rejects(store.hasMany(["a", 1]), /keys\[1\]/);
+  // Keyv 5 wants one boolean from deleteMany, Keyv 6 one per key: both get theirs.
+  assert.equal(store.deleteMany, undefined);
+  assert.equal(await new Keyv5({ store: new KeyvLapse() }).deleteMany(["missing"]), false);
+  const k5 = new Keyv5({ store: new KeyvLapse() });
+  await k5.set("x", 1);
+  assert.equal(await k5.deleteMany(["x"]), true);
+  const k6 = new Keyv({ store: new KeyvLapse() });
+  await k6.set("x", 1);
+  assert.deepEqual(await k6.deleteMany(["x", "missing"]), [true, false]);
+  // The iterator skips a key deleted before it is reached.
+  const it = new KeyvLapse();
+  await it.set("x0", 0);
+  await it.set("x1", 1);
+  const seen = [];
+  for await (const [k] of it.iterator()) {
+    seen.push(k);
+    await it.delete("x1");
+  }
+  assert.deepEqual(seen, ["x0"]);
+});
+
+test("LapseDriver: now/clock and maxItems with maxEntries throw TypeError; a NaN ttl RangeError", () => {
+  assert.throws(() => new LapseDriver({ now: 0 }), (e) => e instanceof TypeError && e.message.includes("now"));
+  assert.throws(() => new LapseDriver({ clock: () => 0 }), TypeError);
+  assert.throws(() => new LapseDriver({ maxItems: 2, maxEntries: 3 }), (e) => e instanceof TypeError && /^maxItems: /.test(e.message));
+  const d = new LapseDriver({ maxItems: 2 });
+  assert.throws(() => d.set("k", "v", NaN), (e) => e instanceof RangeError && /NaN/.test(e.message));
+  assert.throws(() => d.set("k", "v", "1s"), (e) => e instanceof TypeError && /string/.test(e.message));
+  assert.equal(d.get("k"), undefined);
+});

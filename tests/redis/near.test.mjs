@@ -301,3 +301,104 @@ test("connect with a prefix tracks and caches only keys under it", async () => {
   assert.equal(await m.get("b:k"), "b");
   assert.equal(m.local.has("b:k"), true);
 });
+
+test("keys with a lone surrogate, refused options, overlapping prefixes and a ttl past PX: TypeError/RangeError, nothing sent", async () => {
+  const n = await near();
+  // node-redis sends a lone surrogate as U+FFFD: "\uD800" and "\uDBFF" would
+  // be one Redis key, and an invalidation of it would never match either.
+  for (const key of ["\uD800", "a\uDC00", "\uDBFFz"]) {
+    await assert.rejects(n.set(key, "v"), (e) => e instanceof TypeError && /^key: .*well-formed/.test(e.message));
+    await assert.rejects(n.get(key), TypeError);
+    await assert.rejects(n.fetch(key, () => "v"), TypeError);
+    await assert.rejects(n.delete(key), TypeError);
+  }
+  assert.equal(await plain.exists("\uFFFD"), 0);
+  await n.set("pair:\uD83D\uDE00", "ok"); // a surrogate pair is fine
+  assert.equal(await plain.get("pair:\uD83D\uDE00"), '"ok"');
+  // Options the local copies cannot honour: accepted before and silently inert.
+  for (const opt of [{ now: 0 }, { clock: () => 0 }, { grace: 1_000 }, { refresh: 1_000 }, { onLoadError() {} }]) {
+    const name = Object.keys(opt)[0];
+    await assert.rejects(NearCache.connect(server.url, opt), (e) => e instanceof TypeError && e.message.includes(name));
+  }
+  await assert.rejects(NearCache.connect(server.url, { prefix: ["a:", "a:b:"] }), (e) => e instanceof TypeError && /^prefix: .*overlap/.test(e.message));
+  await assert.rejects(NearCache.connect(server.url, { prefix: ["a:", "a:"] }), TypeError);
+  // A finite ttl past 2^53 - 1 ms: RangeError before anything is sent or dropped.
+  await n.set("big:k", "kept");
+  await assert.rejects(n.set("big:k", "new", { ttl: 1e20 }), (e) => e instanceof RangeError && /^ttl: /.test(e.message));
+  await assert.rejects(n.fetch("big:k2", () => "v", { ttl: 1e20 }), RangeError);
+  assert.equal(n.local.get("big:k"), "kept", "the local copy stays");
+  assert.equal(await plain.get("big:k"), '"kept"');
+  await n.set("big:k", "ok", { ttl: Number.MAX_SAFE_INTEGER });
+  assert.equal(await plain.get("big:k"), '"ok"');
+});
+
+test("errors from Redis and the codec name the key; WRONGTYPE is a TypeError", async () => {
+  const n = await near();
+  await plain.hSet("err:hash", "f", "v");
+  await assert.rejects(n.get("err:hash"), (e) => e instanceof TypeError && e.message.includes('"err:hash"') && /WRONGTYPE/.test(e.message) && e.cause !== undefined);
+  await plain.set("err:json", "not json");
+  await assert.rejects(n.get("err:json"), (e) => e instanceof Error && e.message.includes('"err:json"') && e.cause instanceof SyntaxError);
+  await assert.rejects(n.set("err:big", 1n), (e) => e instanceof TypeError && e.message.includes('"err:big"'));
+  assert.equal(await plain.exists("err:big"), 0);
+});
+
+test("fetch: the loader's signal aborts once its result cannot be stored; stats count loads, errors and joins", async () => {
+  const n = await near();
+  const before = n.stats();
+  let signal;
+  let release;
+  const loading = n.fetch("sig:k", (_k, ctx) => {
+    signal = ctx.signal;
+    return new Promise((r) => (release = r));
+  });
+  const joined = [n.fetch("sig:k", () => "never"), n.fetch("sig:k", () => "never")];
+  await until(async () => signal !== undefined);
+  assert.equal(signal.aborted, false);
+  await n.set("sig:k", "newer"); // this cache's own write wins over the load
+  assert.equal(signal.aborted, true, "aborted by this cache's set");
+  release("loaded");
+  assert.deepEqual(await Promise.all([loading, ...joined]), ["loaded", "loaded", "loaded"]);
+  assert.equal(await plain.get("sig:k"), '"newer"');
+  // Another client's write during the load.
+  let s2;
+  let r2;
+  const l2 = n.fetch("sig:k2", (_k, ctx) => {
+    s2 = ctx.signal;
+    return new Promise((r) => (r2 = r));
+  });
+  await until(async () => s2 !== undefined);
+  const seen = invalidation(n, "sig:k2");
+  await plain.set("sig:k2", '"theirs"');
+  await seen;
+  assert.equal(s2.aborted, true, "aborted by another client's write");
+  r2("mine");
+  assert.equal(await l2, "mine");
+  assert.equal(await plain.get("sig:k2"), '"theirs"');
+  // A failing loader.
+  await assert.rejects(n.fetch("sig:k3", () => Promise.reject(new Error("boom"))), /boom/);
+  const after = n.stats();
+  assert.equal(after.loads - before.loads, 3);
+  assert.equal(after.coalesced - before.coalesced, 2);
+  assert.equal(after.loadErrors - before.loadErrors, 1);
+});
+
+test("close() while the server is down settles, and the calls in flight reject", async () => {
+  const n = await NearCache.connect(server.url, { ttl: 60_000 });
+  n.client.on("error", () => {});
+  await n.set("down:k", "v");
+  await server.stop();
+  await until(async () => !n.client.isReady);
+  // node-redis holds these for a reconnect that close() will never make.
+  const get = n.get("down:other");
+  const fetch = n.fetch("down:f", () => "x");
+  const settled = await Promise.race([n.close().then(() => "closed"), sleep(5_000).then(() => "pending")]);
+  assert.equal(settled, "closed");
+  const results = await Promise.allSettled([get, fetch]);
+  for (const r of results) {
+    assert.equal(r.status, "rejected");
+    assert.ok(r.reason instanceof Error);
+  }
+  await assert.rejects(n.get("down:k"), /closed/);
+  await server.start();
+  await until(async () => plain.isReady, 10_000);
+});
