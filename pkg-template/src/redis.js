@@ -144,6 +144,8 @@ export class NearCache {
   /** The local copy's default `ttl`: a copy never outlives it, nor Redis's deadline. */
   #localTtl = Infinity;
   #closed = false;
+  /** The commands this cache sent that have not settled: close() lets them finish. */
+  #inFlight = new Set();
   #invalidations = 0;
   #remoteReads = 0;
   /** fetch counters (the local cache's own stay 0: NearCache.fetch does not go through it). */
@@ -252,8 +254,8 @@ export class NearCache {
     this.#tracking = false;
     const on = ["CLIENT", "TRACKING", "ON", "BCAST", "NOLOOP"];
     for (const p of this.#prefix) on.push("PREFIX", p);
-    await this.#client.sendCommand(["CLIENT", "TRACKING", "OFF"]);
-    await this.#client.sendCommand(on);
+    await this.#sent(this.#client.sendCommand(["CLIENT", "TRACKING", "OFF"]));
+    await this.#sent(this.#client.sendCommand(on));
     this.#dropAll();
     this.#tracking = true;
   }
@@ -337,11 +339,7 @@ export class NearCache {
     const epoch = this.#epoch;
     const sent = this.#local.now;
     this.#remoteReads++;
-    load.promise = this.#client
-      .multi()
-      .get(key)
-      .pTTL(key)
-      .exec()
+    load.promise = this.#sent(this.#client.multi().get(key).pTTL(key).exec())
       .catch((e) => {
         throw keyError(key, "GET", firstReplyError(e));
       })
@@ -417,7 +415,7 @@ export class NearCache {
     const sent = this.#local.now;
     const px = ttl === undefined || ttl === Infinity ? undefined : Math.ceil(ttl);
     try {
-      await this.#client.set(key, encoded, px === undefined ? undefined : { expiration: { type: "PX", value: px } });
+      await this.#sent(this.#client.set(key, encoded, px === undefined ? undefined : { expiration: { type: "PX", value: px } }));
       this.#keep(key, copy, px === undefined ? Infinity : sent + ttl, watch, epoch);
     } finally {
       this.#unwatch(key, watch);
@@ -429,7 +427,7 @@ export class NearCache {
     checkKey(key);
     this.#open();
     this.#forget(key);
-    return (await this.#client.del(key)) > 0;
+    return (await this.#sent(this.#client.del(key))) > 0;
   }
 
   /**
@@ -492,11 +490,24 @@ export class NearCache {
     if (this.#closed) throw new Error("NearCache: closed");
   }
 
+  /** `p`, a command's reply, counted in flight until it settles. */
+  #sent(p) {
+    this.#inFlight.add(p);
+    const done = () => this.#inFlight.delete(p);
+    p.then(done, done);
+    return p;
+  }
+
   /**
    * Drops every local copy and closes the connection. With the server
    * reachable, commands already sent get their replies first; while it is
    * not (node-redis would hold them until a reconnect that may never come),
    * the connection is dropped and every call in flight rejects.
+   *
+   * This cache's own commands are awaited with the connection still open, so
+   * that a server lost meanwhile is seen (node-redis's graceful close() does
+   * not notice a peer that goes away while it drains, and never settles);
+   * only then is the client closed.
    */
   async close() {
     if (this.#closed) return;
@@ -505,16 +516,16 @@ export class NearCache {
     const c = this.#client;
     c.off("invalidate", this.#onInvalidate);
     c.off("ready", this.#onReady);
-    // A graceful close waits for replies; if the server goes away meanwhile,
-    // give up on them as when it was already gone.
     const abandon = () => {
-      if (c.isOpen) c.destroy();
+      if (c.isOpen) c.destroy(); // rejects every queued command
     };
     c.on("error", abandon);
     c.on("reconnecting", abandon);
     try {
-      if (c.isReady) await c.close();
-      else abandon();
+      if (!c.isReady) abandon();
+      else await Promise.allSettled([...this.#inFlight]);
+      // What is left in its queue was sent on `client` directly.
+      if (c.isOpen) await c.close();
     } finally {
       c.off("error", abandon);
       c.off("reconnecting", abandon);

@@ -402,3 +402,21 @@ test("close() while the server is down settles, and the calls in flight reject",
   await server.start();
   await until(async () => plain.isReady, 10_000);
 });
+
+test("close() waiting on replies when the server goes away settles, and the calls reject", async () => {
+  const n = await NearCache.connect(server.url, { ttl: 60_000 });
+  n.client.on("error", () => {});
+  // The server busy for 2 s: our GET waits behind it.
+  const busy = n.client.sendCommand(["DEBUG", "SLEEP", "2"]).catch((e) => e);
+  const get = n.get("gone:k").then(() => "resolved", (e) => e);
+  await sleep(50);
+  const closing = n.close().then(() => "closed");
+  await sleep(100);
+  await server.stop(); // while close() waits for the GET's reply
+  const settled = await Promise.race([closing, sleep(5_000).then(() => "pending")]);
+  assert.equal(settled, "closed", "node-redis's own graceful close never notices the server leaving");
+  assert.ok((await get) instanceof Error, "the GET in flight rejects");
+  assert.ok((await busy) instanceof Error);
+  await server.start();
+  await until(async () => plain.isReady, 10_000);
+});
