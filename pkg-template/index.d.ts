@@ -48,9 +48,9 @@ export interface TtlCacheOptions<V = unknown> {
   ttl?: number;
   /** Default sliding idle window, in ms: `get`, `hget` and `touch` restart it (positive, or `Infinity` for none). Default `Infinity`. */
   idle?: number;
-  /** Most entries held at once (plain entries plus hash fields). Default `Infinity`. */
+  /** Most entries held at once (plain entries plus hash fields): an integer from 1 to 2^53 - 1. Default `Infinity`. */
   maxEntries?: number;
-  /** Most total size held at once, as measured by `sizeOf`. Default `Infinity`. */
+  /** Most total size held at once, as measured by `sizeOf`: an integer from 1 to 2^53 - 1. Default `Infinity`. */
   maxBytes?: number;
   /**
    * Size of one value for `maxBytes`: an integer from 0 to 2^32-1. Called on
@@ -284,7 +284,9 @@ export declare class TtlCache<V = unknown> implements Iterable<[string, Entry<V>
   /**
    * A time (ms) at or before the earliest deadline the cache holds, or
    * `Infinity` if none: when to call `tick()` next (a Durable Object alarm,
-   * a `setTimeout`). It can be early, never late.
+   * a `setTimeout`). It can be early, never late. With `sweepBudget: 0`, the
+   * earliest deadline still ahead (expired entries no sweep removes are
+   * stepped over).
    */
   nextExpiry(): number;
   /** Removes every expired entry now. @returns how many */

@@ -47,7 +47,7 @@ fn limit(arg: &'static str, v: f64, zero_ok: bool) -> Result<Option<u64>, Error>
     }
     if !(fract(v) == 0.0 && (v > 0.0 || (zero_ok && v == 0.0)) && v <= 9007199254740991.0) {
         let what = if zero_ok { "a non-negative integer" } else { "a positive integer" };
-        return Err(Error::range(arg, cat(&["must be ", what, " or Infinity, got ", &show(v)])));
+        return Err(Error::range(arg, cat(&["must be ", what, " up to 2^53 - 1, or Infinity, got ", &show(v)])));
     }
     Ok(Some(v as u64))
 }

@@ -112,9 +112,12 @@ pub struct Options {
     pub ttl: Option<f64>,
     /// Default idle window in ms.
     pub idle: Option<f64>,
-    /// Most entries (plain entries plus hash fields) held at once.
+    /// Most entries (plain entries plus hash fields) held at once: 1 to
+    /// 2^53 - 1, what a snapshot holds exactly (`u64::MAX` means none, as
+    /// `None`); anything else is a `Range` error.
     pub max_entries: Option<u64>,
-    /// Most total size, as measured by the host's `sizeOf`.
+    /// Most total size, as measured by the host's `sizeOf`; the same range.
+    /// A hash's fields total at most `u32::MAX`, as each entry's size.
     pub max_bytes: Option<u64>,
     /// Most entries one `tick` removes (default 1000). `Some(0)` makes `tick`
     /// only move the clock; expired entries are still never served.
@@ -135,11 +138,14 @@ impl Options {
         if let Some(t) = self.idle {
             lifetime("idle", t)?;
         }
-        if self.max_entries == Some(0) {
-            return Err(Error::range("maxEntries", "must be a positive integer or Infinity"));
+        // Up to 2^53 - 1, what a snapshot (an f64, as JS numbers) holds
+        // exactly; u64::MAX is "none", as `None`.
+        let bound = |v: Option<u64>| v.is_none_or(|n| n != 0 && (n < 1 << 53 || n == u64::MAX));
+        if !bound(self.max_entries) {
+            return Err(Error::range("maxEntries", "must be a positive integer up to 2^53 - 1, or Infinity"));
         }
-        if self.max_bytes == Some(0) {
-            return Err(Error::range("maxBytes", "must be a positive integer or Infinity"));
+        if !bound(self.max_bytes) {
+            return Err(Error::range("maxBytes", "must be a positive integer up to 2^53 - 1, or Infinity"));
         }
         Ok(())
     }

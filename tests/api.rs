@@ -254,3 +254,39 @@ fn entries_without_clocks_read_fast_and_still_follow_every_clock_change() {
     let again = back.snapshot_with(key, |_, _, v| Ok(lapse_cache::snapshot::Value::Number(*v))).unwrap();
     assert_eq!(again.entries[0].clocks.last, -50.0, "restore + snapshot keeps it");
 }
+
+/// Bounds a snapshot can hold (up to 2^53 - 1, or none) are the ones the
+/// constructor takes: 2^53 was accepted, and then the cache's own snapshot
+/// could not be encoded. Errors from a snapshot's options name this crate's
+/// fields, as the constructor's do.
+#[test]
+fn bounds_and_snapshot_errors_agree_with_the_constructor() {
+    use lapse_cache::snapshot::{self, ClockMode, Snapshot, Value};
+    for big in [1u64 << 53, u64::MAX - 1] {
+        let e = TtlCache::<String, u64>::with_options(Options { max_entries: Some(big), ..Default::default() }, 0.0)
+            .unwrap_err();
+        assert!(matches!(e, Error::Range { arg: "max_entries", .. }), "{e}");
+        let e = TtlCache::<String, u64>::with_options(Options { max_bytes: Some(big), ..Default::default() }, 0.0)
+            .unwrap_err();
+        assert!(matches!(e, Error::Range { arg: "max_bytes", .. }), "{e}");
+    }
+    for ok in [(1u64 << 53) - 1, u64::MAX] {
+        let c = TtlCache::<String, u64>::with_options(Options { max_entries: Some(ok), ..Default::default() }, 0.0)
+            .unwrap();
+        let s = c.snapshot_with(|k| k.encode_utf16().collect(), |_, _, v| Ok(Value::Number(*v as f64))).unwrap();
+        snapshot::encode(&s).unwrap();
+    }
+    let s = Snapshot {
+        now: 0.0,
+        clock: ClockMode::Manual,
+        options: Options { max_entries: Some(0), ..Default::default() },
+        entries: vec![],
+    };
+    let from_restore = TtlCache::<String, u32>::restore_with(&s, |u| Ok(String::from_utf16_lossy(u)), |_| Ok(0))
+        .map(|_| ())
+        .unwrap_err();
+    let from_new = TtlCache::<String, u32>::with_options(s.options.clone(), 0.0).map(|_| ()).unwrap_err();
+    assert_eq!(from_restore, from_new);
+    assert_eq!(s.validate().unwrap_err(), from_new);
+    assert!(from_new.to_string().contains("max_entries"), "{from_new}");
+}

@@ -295,3 +295,47 @@ fn ticking_at_next_expiry_always_makes_progress_and_is_never_late() {
         }
     });
 }
+
+/// A read that restarts a finite idle window past the largest time: the
+/// entry's deadline is the largest time, not "never" (it was Infinity: the
+/// entry became immortal, `ttl` said Infinity, and the wheel held a slot
+/// with no deadline). A probe of the crate.
+#[test]
+fn an_idle_window_restarted_past_the_largest_time_is_not_infinite() {
+    let mut c: TtlCache<String, u32> = TtlCache::new(-1e308);
+    c.set("k".into(), 1, Write { idle: Some(f64::MAX), ..Default::default() }).unwrap();
+    c.tick(1e300).unwrap();
+    assert_eq!(c.get("k"), Some(&1)); // 1e300 + f64::MAX overflows
+    c.check_invariants().unwrap();
+    let t = c.ttl("k").unwrap();
+    assert!(t.is_finite() && t > 0.0, "{t}");
+    assert_eq!(c.tick(f64::MAX).unwrap(), 1, "due at the largest time, and swept");
+    assert_eq!(c.get("k"), None);
+    c.check_invariants().unwrap();
+}
+
+/// `sweep_budget: Some(0)`: `next_expiry` steps over the entries no sweep
+/// removes, so a host that ticks at it moves on. It reported the expired
+/// entry's deadline forever, and `tick` at it removed nothing (a probe).
+#[test]
+fn with_sweeping_off_next_expiry_steps_over_expired_entries() {
+    let o = Options { sweep_budget: Some(0), ..Default::default() };
+    let mut c: TtlCache<String, u32> = TtlCache::with_options(o, 0.0).unwrap();
+    for (k, ttl) in [("a", 10.0), ("b", 100.0), ("c", 100.5), ("d", 5_000_000.0), ("e", 7.0)] {
+        c.set(k.into(), 1, Write { ttl: Some(ttl), ..Default::default() }).unwrap();
+    }
+    assert_eq!(c.next_expiry(), 7.0);
+    c.tick(10.0).unwrap();
+    let mut seen = vec![];
+    for _ in 0..10 {
+        let ne = c.next_expiry();
+        if ne == f64::INFINITY {
+            break;
+        }
+        assert!(ne > c.now(), "{ne} is not ahead of {}", c.now());
+        seen.push(ne);
+        c.tick(ne).unwrap();
+    }
+    assert_eq!(seen, vec![100.0, 100.5, 5_000_000.0]);
+    assert_eq!(c.len(), 5, "nothing swept");
+}

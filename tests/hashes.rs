@@ -71,3 +71,86 @@ fn a_read_reclaims_the_dead_fields_it_passes_over() {
     }
     c.check_invariants().unwrap();
 }
+
+/// A field whose own deadline passed, still held (nothing swept it), goes as
+/// `Expired` when its hash is deleted, evicted or expired whole, as a plain
+/// entry found expired does; the live ones as the key's removal says. It was
+/// reported (and counted) `Deleted` (a probe of the crate).
+#[test]
+fn expired_fields_removed_with_their_hash_are_reported_expired() {
+    for how in ["delete", "expire", "expire_at", "evict"] {
+        let o = Options { sweep_budget: Some(0), max_entries: Some(3), ..Default::default() };
+        let mut c: TtlCache<&str, u32> = TtlCache::with_options(o, 0.0).unwrap();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let l = log.clone();
+        c.on_remove(move |r| l.lock().unwrap().push((r.key, r.field, r.reason)));
+        c.hset("h", "live", 1, Write::default()).unwrap();
+        c.hset("h", "dead", 2, ttl(10.0)).unwrap();
+        c.tick(10.0).unwrap();
+        let want_live = match how {
+            "delete" => {
+                assert!(c.delete("h"));
+                Reason::Deleted
+            }
+            "expire" => {
+                assert!(c.expire("h", 0.0, None).unwrap());
+                Reason::Deleted
+            }
+            "expire_at" => {
+                assert!(c.expire_at("h", 5.0, None).unwrap());
+                Reason::Deleted
+            }
+            _ => {
+                // "h" (one live field, one held) never read; the other keys read.
+                for k in ["a", "b"] {
+                    c.insert(k, 0).unwrap();
+                    c.get(&k);
+                }
+                c.insert("c", 0).unwrap();
+                Reason::Evicted
+            }
+        };
+        let log = log.lock().unwrap().clone();
+        assert!(log.contains(&("h", Some("dead".into()), Reason::Expired)), "{how}: {log:?}");
+        assert!(log.contains(&("h", Some("live".into()), want_live)), "{how}: {log:?}");
+        let counters = c.stats();
+        assert_eq!(counters.counters.expired, 1, "{how}: {counters:?}");
+    }
+}
+
+/// A hash's size is the sum of its fields' in one `u32`: a field that would
+/// take it past `u32::MAX` is a `Range` error with nothing changed (it
+/// panicked on the overflow, a trap in wasm; released builds wrapped), and a
+/// snapshot holding such a hash is refused (its restore panicked the same way).
+#[test]
+fn a_hash_whose_fields_total_over_u32_max_is_refused() {
+    use lapse_cache::snapshot::{self, Body, ClockMode, Clocks, Entry, Field, Snapshot, Value};
+    let o = Options { max_bytes: Some(10_000_000_000), ..Default::default() };
+    let mut c: TtlCache<&str, u32> = TtlCache::with_options(o, 0.0).unwrap();
+    c.hset_sized("h", "a", 1, Write::default(), 3_000_000_000).unwrap();
+    let e = c.hset_sized("h", "b", 2, Write::default(), 3_000_000_000).unwrap_err();
+    assert!(matches!(e, lapse_cache::Error::Range { .. }), "{e}");
+    assert_eq!(c.hlen("h").unwrap(), 1);
+    assert_eq!(c.stats().bytes, 3_000_000_000);
+    // An overwrite that grows a field past it, the same; one that fits, fine.
+    c.hset_sized("h", "b", 2, Write::default(), 1_000_000_000).unwrap();
+    assert!(c.hset_sized("h", "b", 3, Write::default(), 1_300_000_000).is_err());
+    c.hset_sized("h", "b", 3, Write::default(), 1_294_967_295).unwrap();
+    assert_eq!(c.stats().bytes, u64::from(u32::MAX));
+    c.check_invariants().unwrap();
+
+    let clk = Clocks { abs: f64::INFINITY, last: 0.0, idle: f64::INFINITY };
+    let field = |n: &str| Field { name: n.encode_utf16().collect(), clocks: clk, weight: u32::MAX, value: Value::Null };
+    let s = Snapshot {
+        now: 0.0,
+        clock: ClockMode::Manual,
+        options: Options { max_bytes: Some(1 << 40), ..Default::default() },
+        entries: vec![Entry {
+            key: "h".encode_utf16().collect(),
+            clocks: clk,
+            body: Body::Hash { fields: vec![field("a"), field("b")] },
+        }],
+    };
+    assert!(snapshot::encode(&s).is_err());
+    assert!(TtlCache::<String, ()>::restore_with(&s, |u| Ok(String::from_utf16(u).unwrap()), |_| Ok(())).is_err());
+}

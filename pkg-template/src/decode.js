@@ -387,6 +387,7 @@ export function decode(b, build) {
     const box = new Hash();
     valList[s] = box;
     let dup = false;
+    let hashBytes = 0;
     for (let i = 0; i < nf; i++) {
       const f = slot++;
       head(true);
@@ -396,9 +397,11 @@ export function decode(b, build) {
       keyList[f] = name;
       entries++;
       bytes += weight;
+      hashBytes += weight;
       valList[f] = top();
     }
     if (dup) fail("duplicate field");
+    if (hashBytes > 0xffffffff) fail("hash over 4294967295 bytes"); // one u32 column, as in the engine
   }
   entry = -1;
   if (dupKey) fail("duplicate key");

@@ -358,15 +358,17 @@ export class DurableCache {
 
   /**
    * Sweeps what expired (its rows leave storage) and re-arms. Call it from
-   * the object's `alarm()`. With nothing swept and something still due (a
-   * `sweepBudget` of 0), it purges: an alarm re-armed at a time already past
-   * fired again at once, hundreds of times a second, and removed nothing.
+   * the object's `alarm()`. With nothing swept (a `sweepBudget` of 0, whose
+   * `nextExpiry()` is the next deadline still ahead) it purges what is due:
+   * an alarm re-armed at a time already past fired again at once, hundreds
+   * of times a second, and removed nothing. (With nothing due, a purge finds
+   * nothing at once.)
    */
   async alarm() {
     this.#armedAt = NaN;
     this.#guard(() => {
       const c = this.#cache;
-      if (c.tick() === 0 && c.nextExpiry() <= c.now) c.purge();
+      if (c.tick() === 0) c.purge();
       this.#arm();
     });
   }

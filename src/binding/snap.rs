@@ -51,6 +51,8 @@ impl RawEngine {
                     return Ok(NIL);
                 }
             };
+            // JS's decoder checked each hash's total (see the format's).
+            debug_assert!(k != Kind::Field || u64::from(e.weight(parent)) + u64::from(w) <= u64::from(u32::MAX));
             if e.try_room(1, 0, 64).is_err() || e.try_columns(w != 0, k != Kind::Plain, t.idle).is_err() {
                 return Err(Error::oom("bytes"));
             }

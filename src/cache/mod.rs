@@ -842,7 +842,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
 
 /// Errors the engine phrases for the JS binding (its option names), renamed
 /// to this crate's field names.
-fn native(e: Error) -> Error {
+pub(crate) fn native(e: Error) -> Error {
     const NAMES: [(&str, &str); 6] = [
         ("maxEntries", "max_entries"),
         ("maxBytes", "max_bytes"),

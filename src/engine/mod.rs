@@ -358,6 +358,9 @@ impl Engine {
     /// progress (a bucket split, or an entry removed), whatever the
     /// deadlines' fractions, and never ticks past a deadline.
     pub fn next_expiry(&self) -> f64 {
+        if self.budget == 0 {
+            return self.next_live_expiry();
+        }
         let (coarse, fine) = self.wheel.earliest();
         let mut best = coarse.map_or(NEVER, |t| self.time_of_tick(t));
         let mut s = fine.unwrap_or(NIL);
@@ -365,6 +368,32 @@ impl Engine {
             best = best.min(self.deadline_of(s));
             s = self.wheel.next_linked(s);
         }
+        best
+    }
+
+    /// `next_expiry` with sweeping off (`sweep_budget` 0): expired slots
+    /// then stay in the wheel's earliest buckets and a `tick` removes none
+    /// of them, so reporting theirs would have a host that ticks at it spin.
+    /// The earliest deadline still ahead instead, exact, stepping over them:
+    /// O(the slots of the buckets up to it), the price of no sweeping.
+    fn next_live_expiry(&self) -> f64 {
+        let now = self.now();
+        let (mut best, mut best_tick) = (NEVER, u64::MAX);
+        self.wheel.each_bucket(|start, first| {
+            // Its slots are due at `start` or later: none beats `best`.
+            if start > best_tick {
+                return;
+            }
+            let mut s = first;
+            while s != NIL {
+                let d = self.deadline_of(s);
+                if d > now && d < best {
+                    best = d;
+                    best_tick = self.tick_of(d);
+                }
+                s = self.wheel.next_linked(s);
+            }
+        });
         best
     }
 
@@ -488,7 +517,14 @@ impl Engine {
     /// of its idle window.
     pub(crate) fn deadline_of(&self, s: u32) -> f64 {
         let t = self.times.get(s);
-        let idle_end = t.last + self.idle_of(s);
+        let idle = self.idle_of(s);
+        let mut idle_end = t.last + idle;
+        // A finite window restarted near the end of time ends past the
+        // largest time, not never: only an infinite one means no limit (the
+        // slot stays in the wheel, and `ttl` stays finite).
+        if idle_end == NEVER && idle != NEVER {
+            idle_end = f64::MAX;
+        }
         // A compare, not `f64::min`, which wasm calls out of line (`fmin`,
         // for its NaN rule: 3% of an insert's time at 100k keys). No NaN
         // here: `last` is finite or `NEVER` (a free slot), windows positive.

@@ -94,41 +94,56 @@ impl Engine {
             }
             Kind::Hash => {
                 // Field by field, the last one taking the key with it; a
-                // call stopped early leaves the hash with the rest.
+                // call stopped early leaves the hash with the rest. A field
+                // whose own deadline passed (not yet swept) goes as expired,
+                // as a plain entry found expired does: what a `delete`,
+                // eviction or overwrite of the key removes is what was live.
+                // `clear` says "cleared" of everything, as it does of
+                // plain entries.
                 let hid = self.family[i] as usize;
+                let now = self.now();
                 let mut n = 0;
                 while self.kind(s) == Kind::Hash && self.step_ok() {
                     let f = self.hashes[hid].head;
-                    n += self.remove(f, reason);
+                    let r =
+                        if reason != Reason::Cleared && self.deadline_of(f) <= now { Reason::Expired } else { reason };
+                    n += self.remove_field(f, r, reason);
                 }
                 n
             }
-            Kind::Field => {
-                let h = self.family[i];
-                let hid = self.family[h as usize] as usize;
-                self.policy.links_mut().unlink(&mut self.hashes[hid], s);
-                let w = self.wt(i);
-                self.set_wt(h as usize, self.wt(h as usize) - w);
-                self.bytes -= u64::from(w);
-                self.entries -= 1;
-                let field_reason = self.log(s, reason, Kind::Field, h);
-                self.release(s);
-                self.count(field_reason, 1);
-                if self.hashes[hid].is_empty() {
-                    self.policy.remove(h);
-                    self.log(h, reason, Kind::Hash, NIL);
-                    self.hash_free.push(hid as u32);
-                    self.keys -= 1;
-                    self.release(h);
-                } else if self.grace_on && !self.graced(h as usize) && self.hash_graced[hid] == self.hashes[hid].len {
-                    // Its last field not in grace went: the key is in grace now.
-                    self.set_graced(h as usize, true);
-                    self.graced_keys += 1;
-                    self.log_enter_grace(h, Kind::Hash, NIL);
-                }
-                1
-            }
+            Kind::Field => self.remove_field(s, reason, reason),
         }
+    }
+
+    /// Removes field `s` for `reason`; if it was its hash's last, the hash
+    /// goes too, logged with `hash_reason` (the reason the key went, which
+    /// decides, for one, whether the host's running loads of it are
+    /// overtaken).
+    fn remove_field(&mut self, s: u32, reason: Reason, hash_reason: Reason) -> u64 {
+        let i = s as usize;
+        let h = self.family[i];
+        let hid = self.family[h as usize] as usize;
+        self.policy.links_mut().unlink(&mut self.hashes[hid], s);
+        let w = self.wt(i);
+        self.set_wt(h as usize, self.wt(h as usize) - w);
+        self.bytes -= u64::from(w);
+        self.entries -= 1;
+        let field_reason = self.log(s, reason, Kind::Field, h);
+        self.release(s);
+        self.count(field_reason, 1);
+        if self.hashes[hid].is_empty() {
+            self.policy.remove(h);
+            self.log(h, hash_reason, Kind::Hash, NIL);
+            self.hash_free.push(hid as u32);
+            self.keys -= 1;
+            self.release(h);
+        } else if self.grace_on && !self.graced(h as usize) && self.hash_graced[hid] == self.hashes[hid].len {
+            // Its last field not in grace went: the key is in grace now.
+            self.set_graced(h as usize, true);
+            self.graced_keys += 1;
+            self.log_enter_grace(h, Kind::Hash, NIL);
+        }
+        1
     }
 
     /// Removes everything, logging fields before their hashes. O(live

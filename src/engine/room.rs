@@ -14,6 +14,16 @@ impl Engine {
     /// other live fields count against the bounds. Its expired fields do not:
     /// `make_room` sweeps them before it evicts anything.
     pub fn check_fits(&self, weight: u32, within: Option<u32>, replacing: Option<u32>) -> Result<()> {
+        if let Some(h) = within {
+            // A hash's size is one u32 column, the sum of its held fields'.
+            let old = replacing.map_or(0, |s| u64::from(self.wt(s as usize)));
+            if u64::from(self.wt(h as usize)) - old + u64::from(weight) > u64::from(u32::MAX) {
+                return Err(Error::range(
+                    "sizeOf",
+                    cat(&["the hash's fields would total over ", &uint(u32::MAX.into()), " bytes"]),
+                ));
+            }
+        }
         let (e, b) = self.needs(weight, within, replacing, false);
         // The quick count includes unswept dead fields; only when it fails do
         // we pay for the exact one (bounded by this hash's fields, and then

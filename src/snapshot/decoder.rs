@@ -315,15 +315,22 @@ impl<'a> Reader<'a, '_> {
                 return Err("bad field count");
             }
             let mut names = Vec::with_capacity(nf);
+            let mut hash_bytes = 0u64;
             for _ in 0..nf {
                 let (_, name, w) = self.head(true, t)?;
                 names.push(name);
                 entries += 1;
                 bytes += u64::from(w);
+                hash_bytes += u64::from(w);
                 self.top(t)?;
             }
             if dup_ranges(&t.units, &names) {
                 return Err("duplicate field");
+            }
+            // A hash's size is one u32 column, as each entry's (no cache
+            // can hold a hash whose fields total more: `check_fits`).
+            if hash_bytes > u64::from(u32::MAX) {
+                return Err("hash over 4294967295 bytes");
             }
         }
         *entry = usize::MAX;

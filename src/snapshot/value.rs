@@ -142,7 +142,8 @@ impl Snapshot {
         // The options as `TtlCache::with_options` checks them: `restore_with`
         // sets `max_entries` on the engine directly, and `Some(0)` made a
         // cache over its own bound (the encoder writes 0 as "none").
-        self.options.validate()?;
+        // In this crate's names (`max_entries`), as `with_options` gives them.
+        self.options.validate().map_err(crate::cache::native)?;
         encode(self).map(drop)
     }
 

@@ -431,3 +431,20 @@ test("a write that fails after its reclaim keeps the reclaimed values' dispose c
   c.purge();
   for (let i = 0; i < 100; i++) assert.equal(gone.get(`old${i}`), 1, `old${i} disposed once`);
 });
+
+test("sweepBudget 0: nextExpiry() steps over the expired entries no sweep removes, so ticking at it moves on", () => {
+  const c = new TtlCache({ now: 0, sweepBudget: 0 });
+  for (const [k, ttl] of [["a", 10], ["b", 100], ["c", 100.5], ["d", 5_000_000], ["e", 7]]) c.set(k, 1, { ttl });
+  assert.equal(c.nextExpiry(), 7);
+  c.tick(10);
+  const seen = [];
+  for (let i = 0; i < 10; i++) {
+    const ne = c.nextExpiry();
+    if (ne === Infinity) break;
+    assert.ok(ne > c.now, `${ne} is not ahead of ${c.now}`); // it stayed at 7 for good
+    seen.push(ne);
+    c.tick(ne);
+  }
+  assert.deepEqual(seen, [100, 100.5, 5_000_000]);
+  assert.equal(c.stats().entries, 5, "nothing swept");
+});

@@ -105,3 +105,26 @@ test("a dispose that hlen or hgetall runs may change the hash: they answer for t
   assert.throws(() => d.hgetall("h"), TypeError);
   assert.equal(d.get("h"), "plain");
 });
+
+test("an expired field removed with its hash is disposed (and counted) as expired, as a plain entry found expired is", () => {
+  for (const how of ["delete", "expire", "evict"]) {
+    const log = [];
+    const c = new TtlCache({ now: 0, sweepBudget: 0, maxEntries: 3, dispose: (v, k, r, f) => log.push([k, f, r]) });
+    c.hset("h", "live", 1);
+    c.hset("h", "dead", 2, { ttl: 10 });
+    c.set("p", 3, { ttl: 10 });
+    c.tick(10);
+    if (how === "delete") assert.equal(c.delete("h"), true);
+    else if (how === "expire") assert.equal(c.expire("h", 0), true);
+    else {
+      c.delete("p");
+      for (const k of ["a", "b"]) (c.set(k, 0), c.get(k));
+      c.set("c", 0); // "h", never read, goes
+    }
+    c.delete("p");
+    const want = how === "evict" ? "evicted" : "deleted";
+    assert.deepEqual(log.filter(([k]) => k === "h").sort(), [["h", "dead", "expired"], ["h", "live", want]], how);
+    assert.deepEqual(log.find(([k]) => k === "p"), ["p", undefined, "expired"], how);
+    assert.equal(c.stats().expired, 2, how);
+  }
+});

@@ -285,3 +285,18 @@ test("iteration yields a hash key with a Map of its live fields", () => {
   c.tick(5);
   assert.deepEqual([...c.entries()], [["h", new Map([["a", 1]])], ["p", 3]]);
 });
+
+test("a hash whose fields' sizes would total over 2^32 - 1 bytes: RangeError, nothing changed", () => {
+  const c = new TtlCache({ maxBytes: 1e10, sizeOf: (v) => v });
+  c.hset("h", "a", 3e9);
+  assert.throws(() => c.hset("h", "b", 3e9), (e) => e instanceof RangeError && /^sizeOf: /.test(e.message));
+  assert.equal(c.hlen("h"), 1);
+  assert.equal(c.stats().bytes, 3e9);
+  c.hset("h", "b", 1e9);
+  assert.throws(() => c.hset("h", "b", 1.3e9), RangeError, "an overwrite that grows past it");
+  assert.equal(c.hget("h", "b"), 1e9);
+  c.hset("h", "b", 2 ** 32 - 1 - 3e9);
+  assert.equal(c.stats().bytes, 2 ** 32 - 1);
+  c.delete("h");
+  assert.equal(c.stats().bytes, 0, "the hash's size came back whole");
+});
