@@ -51,11 +51,42 @@ enum Item<K, V> {
     Hash {
         hash: u32,
         key: K,
-        fields: Box<HashMap<Box<str>, u32>>,
+        fields: Box<Fields>,
     },
     /// Boxed: fields are few next to plain entries, and an inline name
     /// would widen every slot by 8 bytes.
     Field(Box<Field<V>>),
+}
+
+/// A hash's fields by name, and its witness: a field chosen as the one
+/// that lasts longest when offered (writes, `&mut` reads; `NIL`: none).
+/// While it lives, the hash does, so a `&self` read (`contains`, `ttl`,
+/// `try_peek`, `hhas`, `httl`) answers in O(1) instead of walking the
+/// expired fields no sweep has removed (a probe: 0.45 ms a `contains` with
+/// 199k of them). Cleared when that field goes. In the box, not the slot:
+/// beside the key it would widen every item by 8 bytes.
+struct Fields {
+    names: HashMap<Box<str>, u32>,
+    witness: u32,
+}
+
+impl Default for Fields {
+    fn default() -> Self {
+        Fields { names: HashMap::default(), witness: NIL }
+    }
+}
+
+impl core::ops::Deref for Fields {
+    type Target = HashMap<Box<str>, u32>;
+    fn deref(&self) -> &Self::Target {
+        &self.names
+    }
+}
+
+impl core::ops::DerefMut for Fields {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.names
+    }
 }
 
 struct Field<V> {
@@ -405,6 +436,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                     let Field { name, value } = *f;
                     if let Item::Hash { key, fields, .. } = self.item(parent) {
                         fields.remove(&name);
+                        if fields.witness == s {
+                            fields.witness = NIL;
+                        }
                         if keep {
                             out.push(Removed { key: key.clone(), field: Some(name.into()), value, reason });
                         }
@@ -511,7 +545,33 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
             // A plain entry's own deadline is all there is to it: the
             // engine's kind column need not be loaded.
             Some(Item::Plain { .. }) => self.engine.own_live(s, self.time()),
+            Some(Item::Hash { fields, .. }) => {
+                let (now, witness) = (self.time(), fields.witness);
+                self.engine.own_live(s, now)
+                    && ((witness != NIL && self.engine.own_live(witness, now)) || self.engine.is_live_at(s, now))
+            }
             _ => self.engine.is_live_at(s, self.time()),
+        }
+    }
+
+    /// Makes field `f` its hash `h`'s witness if it outlasts the one there
+    /// (see `Item::Hash`).
+    fn offer_witness(&mut self, h: u32, f: u32) {
+        let now = self.time();
+        let Some(Item::Hash { fields, .. }) = self.items.get(h as usize) else {
+            return;
+        };
+        let w = fields.witness;
+        // `f` may have just gone (an `hexpire` to the past deletes it).
+        if self.engine.kind(f) != Kind::Field || self.engine.parent(f) != h {
+            return;
+        }
+        let better =
+            w == NIL || !self.engine.own_live(w, now) || self.engine.deadline_of(f) > self.engine.deadline_of(w);
+        if better && self.engine.own_live(f, now) {
+            if let Some(Item::Hash { fields, .. }) = self.items.get_mut(h as usize) {
+                fields.witness = f;
+            }
         }
     }
 
@@ -581,6 +641,11 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                 // A `&mut` read: the engine's clock is the cache's here.
                 self.engine.tidy_hash(s);
                 self.drain();
+                // Its first field is live now: a witness, if it has none alive.
+                let first = self.engine.fields(s).next();
+                if let Some(f) = first {
+                    self.offer_witness(s, f);
+                }
             }
             return Some(s);
         }
@@ -745,6 +810,11 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                     }
                 }
                 (Some(Item::Hash { fields: fs, .. }), Kind::Hash) => {
+                    let witness = fs.witness;
+                    if witness != NIL && (self.engine.kind(witness) != Kind::Field || self.engine.parent(witness) != s)
+                    {
+                        return Err(format!("hash slot {s}: witness {witness} is not one of its fields"));
+                    }
                     if fs.len() as u32 != self.engine.field_count(s) {
                         return Err(format!(
                             "hash slot {s}: {} named fields, engine {}",

@@ -122,7 +122,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                         conv.push((name, value(&f.value)?));
                     }
                     let h = c.engine.restore_slot(Kind::Hash, NIL, times(&e.clocks), 0);
-                    let mut names = Box::new(HashMap::with_capacity(conv.len()));
+                    let mut names = Box::new(Fields { names: HashMap::with_capacity(conv.len()), witness: NIL });
                     for (f, (name, v)) in fields.iter().zip(conv) {
                         let name: Box<str> = name.into();
                         let s = c.engine.restore_slot(Kind::Field, h, times(&f.clocks), f.weight);
@@ -131,7 +131,11 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                     }
                     let hk = c.hash(&k);
                     let seq = c.next_seq();
+                    let slots: Vec<u32> = names.values().copied().collect();
                     *c.item(h) = Item::Hash { hash: hk, key: k, fields: names };
+                    for f in slots {
+                        c.offer_witness(h, f);
+                    }
                     c.set_seq(h, seq);
                     c.index_slot(hk, h);
                 }

@@ -18,6 +18,8 @@ use alloc::vec::Vec;
 mod clocks;
 mod grace;
 mod hashes;
+#[cfg(test)]
+pub(crate) use hashes::FIELD_STEPS;
 #[cfg(any(debug_assertions, feature = "invariants"))]
 mod invariants;
 mod remove;

@@ -550,7 +550,7 @@ impl Harness {
     }
 
     /// Every observable agrees with the model.
-    fn check(&self) {
+    fn check(&mut self) {
         let now = self.now;
         let mut live_keys = 0;
         for k in 0..KEYS {
@@ -601,6 +601,11 @@ impl Harness {
             assert!(stats.bytes <= m, "{} bytes over the bound {m}", stats.bytes);
         }
         assert!(self.cache.len() >= live_keys);
+        // `hgetall`/`hlen` remove the expired fields they pass: each must be
+        // dead in the model too (op 255: no operation's, only "expired").
+        let removed = self.removed.lock().unwrap().clone();
+        assert!(removed.iter().all(|r| r.reason == Reason::Expired), "a listing removed {removed:?}");
+        self.reconcile(255, false);
     }
 
     /// After a full purge nothing expired is held.
