@@ -318,7 +318,8 @@ impl Wheel {
     }
 
     /// Calls `f(start, first)` for each occupied bucket: its start tick
-    /// (every slot in it is due at that tick or later) and its first slot
+    /// (every slot in it not already due at the cursor, where overdue ones
+    /// land, is due at that tick or later) and its first slot
     /// (the rest by [`Wheel::next_linked`]). Level by level, each from the
     /// cursor's group on. For [`Engine::next_expiry`](crate::engine::Engine)
     /// with sweeping off, which has to step over what no sweep removes.
