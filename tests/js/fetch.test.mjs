@@ -755,3 +755,24 @@ test("no load error in this file became an unhandled rejection", async () => {
   await settle();
   assert.deepEqual(unhandled, []);
 });
+
+test("inserts queued while a load runs survive its stale-if-error fallback", async () => {
+  // The fallback's look at the grace left handed the queued inserts to the
+  // engine without a call that links them; inserts queued after it
+  // overwrote them (a probe: 10 keys indexed here, unknown to the engine,
+  // never disposed, size and stats().size apart).
+  const disposed = [];
+  const c = new TtlCache({ now: 0, grace: 100, dispose: (v) => disposed.push(v) });
+  c.set("g", "stale", { ttl: 5 });
+  c.tick(10); // "g" expired, kept in grace
+  const v = await c.fetch("g", async () => {
+    for (let i = 0; i < 5; i++) c.set(`a${i}`, i);
+    throw new Error("loader failed");
+  });
+  assert.equal(v, "stale");
+  for (let i = 0; i < 5; i++) c.set(`b${i}`, i);
+  assert.equal(c.stats().size, c.size);
+  assert.equal(c.size, 10);
+  c.clear();
+  assert.deepEqual(disposed.filter((x) => typeof x === "number").sort(), [0, 0, 1, 1, 2, 2, 3, 3, 4, 4]);
+});
