@@ -91,9 +91,11 @@ export function hashFields(c, key, h, out) {
   const n = collect(c, h, out);
   if (n >= 0) return n;
   expireNow(c, h);
+  // The first pass's fields go whatever comes next: a `dispose` may have
+  // deleted the hash (a probe got a deleted field's value back from hgetall).
+  if (out !== null) out.clear();
   const again = liveSlot(c, key);
   if (again === NIL || !isHash(valList(c)[again])) return -1;
-  if (out !== null) out.clear();
   // (Fields in grace stay expired: taken as they are, not removed again.)
   const m = collect(c, again, out);
   return m >= 0 ? m : -m - 1;

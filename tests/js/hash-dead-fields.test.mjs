@@ -128,3 +128,23 @@ test("an expired field removed with its hash is disposed (and counted) as expire
     assert.equal(c.stats().expired, 2, how);
   }
 });
+
+test("a dispose that hgetall runs and that deletes the hash: hgetall returns an empty Map, no deleted field's value", () => {
+  const disposed = new Set();
+  const c = new TtlCache({
+    now: 0,
+    sweepBudget: 0,
+    dispose: (v, k, r, f) => {
+      disposed.add(v);
+      if (f === "old") c.hdel("h", "live"); // the hash's last live field: the key goes
+    },
+  });
+  const live = { v: "live" };
+  c.hset("h", "old", { v: "old" }, { ttl: 5 });
+  c.hset("h", "live", live);
+  c.tick(10);
+  const m = c.hgetall("h");
+  assert.ok(disposed.has(live));
+  assert.deepEqual([...m], [], "it returned the deleted field's value");
+  assert.equal(c.has("h"), false);
+});
