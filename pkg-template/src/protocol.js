@@ -133,6 +133,11 @@
 //    (`QUEUE_TO_MAIN` or-ed in for a returning ghost), and before its next
 //    call writes the count into `ST_QUEUED`. At most `QUEUE_CAP` are queued:
 //    with a full queue the host calls `reserve(0)`, which only links them.
+//    The host MUST write the count only right before a call that links
+//    (any but the readers `now`, `staleUntil`, `slotWeight`, `statusPtr`
+//    and `takeError`), with no user code between: it restarts its queue
+//    at 0 once it has handed the count over, so a count no call linked is
+//    overwritten, and its inserts lost (`stale()` did so before 846d04e).
 // 4. Committed. At the start of the next call the engine links every queued
 //    slot still `SLOT_RESERVED` as a plain entry of weight 0 (scheduled in the
 //    wheel, entered into the eviction queues) and zeroes `ST_QUEUED`. Each
