@@ -256,7 +256,10 @@ function settle(c, ld, ok, v) {
   }
   const l = loads(c);
   l.errors++;
-  const old = waiters === 0 || freed ? null : stale(c, ld.key, ld.field);
+  // Asked again: a callback the store ran (`sizeOf`, `dispose`, the clock)
+  // may have freed the cache, which then holds no stale value (and whose
+  // lookups throw: the waiters would never hear).
+  const old = waiters === 0 || engine(c) === null ? null : stale(c, ld.key, ld.field);
   if (old !== null) {
     l.staleServed += waiters;
     resolveWaiters(ld, subs, old[0]);

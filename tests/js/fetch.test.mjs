@@ -749,6 +749,25 @@ test("free() while loads run: they store nothing, their signals abort, every wai
   assert.throws(() => c.get("a"), /freed/);
 });
 
+test("a callback that frees the cache while a load's result is stored: the fetch still settles", async () => {
+  // sizeOf frees the cache: the store finds it freed and the fetch rejects with that.
+  let armed = true;
+  const a = new TtlCache({ now: 0, maxBytes: 100, sizeOf: () => (armed && ((armed = false), a.free()), 1) });
+  await assert.rejects(a.fetch("k", async () => "loaded"), /freed/);
+  // dispose (of the entry the store evicts) frees it and throws: the fetch rejects with the throw.
+  const b = new TtlCache({ now: 0, maxEntries: 1, dispose: () => (b.free(), assert.fail("dispose failed")) });
+  b.set("old", 1);
+  await assert.rejects(b.fetch("k", async () => "loaded"), /dispose failed/);
+  // The clock, read when the result comes, frees it and throws: free() ended the load first.
+  let t = 1;
+  const d = new TtlCache({ clock: () => (t === 2 ? (d.free(), assert.fail("clock failed")) : t) });
+  const p = d.fetch("k", async () => "loaded");
+  t = 2;
+  await assert.rejects(p, /clock failed/);
+  t = 3;
+  assert.throws(() => d.get("k"), /freed/);
+});
+
 // Last in the file: nothing above left an unhandled rejection behind.
 test("no load error in this file became an unhandled rejection", async () => {
   await settle();
