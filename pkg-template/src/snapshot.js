@@ -198,7 +198,13 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
       return;
     }
     if (stack.includes(v)) throw noData("it contains a cycle");
-    const p = Object.getPrototypeOf(v);
+    let p;
+    try {
+      p = Object.getPrototypeOf(v);
+    } catch (e) {
+      // A revoked Proxy, or a getPrototypeOf trap that throws: named here.
+      throw Object.assign(noData(`its prototype cannot be read (${e?.message ?? e})`), { cause: e });
+    }
     if (p === Uint8Array.prototype) {
       u8(TAG_BYTES);
       raw(v);

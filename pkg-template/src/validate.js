@@ -25,7 +25,9 @@ export const RESTORE_OPTIONS = new Set(["dispose", "sizeOf", "now", "clock", "re
 
 export function describe(v) {
   if (v == null) return String(v); // "null", "undefined" (not "undefined undefined")
-  if (Array.isArray(v)) return "an array";
+  const a = isArray(v);
+  if (a) return "an array";
+  if (a === null) return "a revoked Proxy";
   const t = typeof v;
   if (t === "string") return JSON.stringify(v.length > 40 ? v.slice(0, 40) + "…" : v);
   if (t === "object") return "an object";
@@ -126,8 +128,17 @@ function unknownOption(arg, k, allowed) {
   return new TypeError(`${arg}: unknown option ${JSON.stringify(k)}${hint}`);
 }
 
+/** `Array.isArray(v)`, or `null` for a revoked Proxy (for which it throws). */
+function isArray(v) {
+  try {
+    return Array.isArray(v);
+  } catch {
+    return null;
+  }
+}
+
 export function checkOptions(arg, opts, allowed) {
-  if (opts === null || typeof opts !== "object" || Array.isArray(opts)) {
+  if (opts === null || typeof opts !== "object" || isArray(opts) !== false) {
     throw new TypeError(`${arg}: must be an object, got ${describe(opts)}`);
   }
   // for-in, not Object.keys: this runs on every write with options, and

@@ -369,3 +369,19 @@ test("a Proxy value is just a value: revoked, or with traps that touch the cache
   assert.equal(c.has("a"), false);
   assert.equal(trapped, 0);
 });
+
+test("a revoked Proxy where options or a snapshot value belong: the error names the argument or the key", () => {
+  // Array.isArray and Object.getPrototypeOf throw V8's own TypeError for a
+  // revoked Proxy ("Cannot perform 'IsArray' on a proxy that has been
+  // revoked"), which named nothing.
+  const { proxy: revoked, revoke } = Proxy.revocable({}, {});
+  revoke();
+  assert.throws(() => new TtlCache(revoked), (e) => e instanceof TypeError && /^options: .*revoked Proxy/.test(e.message));
+  const c = new TtlCache({ now: 0 });
+  assert.throws(() => c.set("k", 1, revoked), (e) => e instanceof TypeError && /^opts: .*revoked Proxy/.test(e.message));
+  assert.throws(() => c.get(revoked), (e) => e instanceof TypeError && /^key: .*revoked Proxy/.test(e.message));
+  assert.equal(c.size, 0, "nothing written");
+  c.set("p", revoked);
+  assert.throws(() => c.snapshot(), (e) => e instanceof TypeError && /key "p".*prototype cannot be read/.test(e.message));
+  assert.equal(c.get("p"), revoked, "the cache is unchanged and usable");
+});
