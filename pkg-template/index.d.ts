@@ -212,7 +212,7 @@ export interface TtlCacheStats {
   deleted: number;
   /** Keys held, as `cache.size`. */
   size: number;
-  /** Entries held: plain entries plus hash fields. */
+  /** Entries held: plain entries plus hash fields, with the expired values kept for `grace` (`size` leaves those out; a write that needs room drops them before it evicts anything). */
   entries: number;
   /** Total `sizeOf` of the values held. */
   bytes: number;
