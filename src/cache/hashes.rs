@@ -210,15 +210,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
-        self.sync();
-        let h = self.hash_slot(key)?;
-        let f = self.field_slot(h, field);
-        let r = self.engine.set_expiry(f, ms, true, cond).map_err(native)?;
-        self.drain();
-        if let (Some(h), Some(f)) = (h, f) {
-            self.offer_witness(h, f);
-        }
-        Ok(r)
+        self.field_expiry(key, field, ms, true, cond)
     }
 
     /// Sets a field's absolute deadline at time `t` (a past time deletes it).
@@ -234,11 +226,21 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        self.field_expiry(key, field, t, false, cond)
+    }
+
+    /// `hexpire` (`relative`: `at` is ms from now) and `hexpire_at`.
+    fn field_expiry<Q>(&mut self, key: &Q, field: &str, at: f64, relative: bool, cond: Option<Cond>) -> Result<bool>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
         self.sync();
         let h = self.hash_slot(key)?;
         let f = self.field_slot(h, field);
-        let r = self.engine.set_expiry(f, t, false, cond).map_err(native)?;
+        let r = self.engine.set_expiry(f, at, relative, cond).map_err(native)?;
         self.drain();
+        // A later deadline may make the field the hash's best witness.
         if let (Some(h), Some(f)) = (h, f) {
             self.offer_witness(h, f);
         }
