@@ -284,8 +284,13 @@ function store(c, ld, v) {
   if (ld.grace === undefined) return;
   const s = slot(c, ld.key);
   if (s === undefined) return;
-  const f = ld.field === undefined ? s : valList(c)[s].fields.get(ld.field);
-  if (f === undefined || !live(c, f)) return;
+  // Looked up again, and the value checked: a callback the write ran
+  // (dispose, sizeOf) may have replaced it, even with a value of the other
+  // kind, and the grace is this load's.
+  const box = valList(c)[s];
+  if (ld.field === undefined ? isHash(box) : !isHash(box)) return;
+  const f = ld.field === undefined ? s : box.fields.get(ld.field);
+  if (f === undefined || valList(c)[f] !== v || !live(c, f)) return;
   toEngine(c).setGrace(f, ld.grace);
   flush(c, drain(c)); // it may allocate, which makes the views stale
 }

@@ -768,6 +768,42 @@ test("a callback that frees the cache while a load's result is stored: the fetch
   assert.throws(() => d.get("k"), /freed/);
 });
 
+test("a callback that replaces the key while a load with grace is stored: the fetch still resolves to the loaded value", async () => {
+  // Found by a probe: store() looked the key up again after its hset,
+  // assumed a hash, and rejected every waiter with "Cannot read properties
+  // of undefined (reading 'get')", counting a load error.
+  const c = new TtlCache({
+    now: 0,
+    maxEntries: 1,
+    dispose(v, k) {
+      if (k === "x") {
+        c.delete("h");
+        c.set("h", "plain");
+      }
+    },
+  });
+  c.set("x", 1);
+  assert.equal(await c.hfetch("h", "f", () => "loaded", { grace: 5 }), "loaded");
+  assert.equal(c.get("h"), "plain");
+  assert.equal(c.stats().loadErrors, 0);
+  // The plain case, the key turned into a hash: the grace goes nowhere.
+  const d = new TtlCache({
+    now: 0,
+    maxEntries: 2,
+    dispose(v, k) {
+      if (k === "x") {
+        d.delete("k");
+        d.hset("k", "f", 1);
+      }
+    },
+  });
+  d.set("x", 1);
+  d.set("y", 1);
+  assert.equal(await d.fetch("k", () => "loaded", { grace: 5 }), "loaded");
+  assert.equal(d.hget("k", "f"), 1);
+  assert.equal(d.stats().loadErrors, 0);
+});
+
 // Last in the file: nothing above left an unhandled rejection behind.
 test("no load error in this file became an unhandled rejection", async () => {
   await settle();
