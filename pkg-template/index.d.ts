@@ -60,7 +60,7 @@ export interface TtlCacheOptions<V = unknown> {
   sizeOf?: (value: V, key: string, field: string | undefined) => number;
   /**
    * Most expired entries one `tick()` removes; each write also reclaims a
-   * few (two per inserted key, whatever this is). Default 1000; 0 turns all
+   * few (two per write, whatever this is). Default 1000; 0 turns all
    * sweeping off, the writes' reclaim included (reads still never return
    * an expired entry; `purge()` still works).
    */

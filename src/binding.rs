@@ -298,13 +298,15 @@ impl RawEngine {
         Ok(r)
     }
 
-    /// Links queued inserts and pays their write-time reclaim (JS calls this
-    /// when its clock moves, at the start of a method, before any lookup).
-    pub fn reclaim(&mut self) {
+    /// Links queued inserts and pays their write-time reclaim, with that of
+    /// `writes` more: the overwrites JS made on its side alone since the
+    /// last reclaim, which no call saw (JS calls this when its clock moves,
+    /// at the start of a method, before any lookup).
+    pub fn reclaim(&mut self, writes: u32) {
         // Reclaiming logs removals, as many as the log holds: with no room
         // made for it, fewer or none (what is left stays owed).
         let _ = self.room(0, "now");
-        let _ = self.run(0, |_| Ok(()));
+        let _ = self.run(RECLAIM * u64::from(writes), |_| Ok(()));
     }
 
     /// Reserves up to `n` free slots for batched inserts; JS reads them from

@@ -142,7 +142,8 @@ export class TtlCache {
   #queuedInserts = 0; // inserts queued there since the last call
   #hits = 0;
   #misses = 0;
-  #updated = 0;
+  #updated = 0; // overwrites done on this side alone (#overwrite)
+  #updatedPaid = 0; // #updated when the engine last reclaimed what they owe
   // ---- loading (fetch/hfetch) ----
   #graced = 0; // keys in #keyMap that are in grace (not counted in size)
   #runningLoads = 0; // loads in #loads: writes check it before looking
@@ -279,6 +280,8 @@ export class TtlCache {
    * what queued inserts owe (which may call `dispose`).
    */
   #time() {
+    // Before the clock: user code does not run for a freed cache.
+    this.#alive();
     const c = this.#clock;
     if (c === undefined) {
       this.#seenEpoch = epoch;
@@ -286,19 +289,26 @@ export class TtlCache {
     }
     // Before the read: a re-entrant call from the clock uses the old reading.
     this.#seenEpoch = stamp();
-    const t = readClock(c);
+    const r = readClock(c);
+    // Overwrites on this side owe a reclaim too (a probe: a stream of them
+    // with a ttl, 2M writes to 100 hot keys, held 100k dead ones): paid when
+    // the clock moves, or after as many as the insert queue holds while it
+    // stands still (as queued inserts are).
+    const owed = this.#updated - this.#updatedPaid;
     // Time never runs backwards: a clock that steps back is ignored.
-    if (!(t > this.#now)) return;
-    this.#now = t;
+    if (r > this.#now) this.#now = r;
+    else if (owed < QUEUE_CAP) return;
+    const t = this.#now;
     // The engine catches up at once when queued inserts owe their reclaim,
     // or when its narrow clocks cannot hold `t` (this side stores `now` in
     // them with no call): it widens them as it does, or, out of memory,
     // stays where it was, and so does this side's clock (and this throws).
     const x = t - this.#base; // (as in #overwrite)
-    if (this.#queuedInserts !== 0 || this.#reclaimOwed || (this.#narrow && (x >>> 0 !== x || x > TIMES_MAX))) {
+    if (this.#queuedInserts !== 0 || this.#reclaimOwed || owed !== 0 || (this.#narrow && (x >>> 0 !== x || x > TIMES_MAX))) {
       const e = this.#toEngine(); // hands over the queued inserts, which then owe
       this.#reclaimOwed = false;
-      e.reclaim();
+      this.#updatedPaid = this.#updated;
+      e.reclaim(owed);
       const calls = this.#drain();
       const stuck = (this.#now = e.now()) !== t;
       this.#flush(calls);
@@ -865,7 +875,9 @@ export class TtlCache {
   #payQueued() {
     const e = this.#toEngine();
     this.#reclaimOwed = false;
-    e.reclaim();
+    const owed = this.#updated - this.#updatedPaid;
+    this.#updatedPaid = this.#updated;
+    e.reclaim(owed);
     this.#held = this.#drain();
   }
 

@@ -92,8 +92,9 @@ export class RawEngine {
   purge() {
     return this.tick(0, 1);
   }
-  reclaim() {
-    wasm.rawengine_reclaim(this.p);
+  /** Links the queued inserts; reclaims what they and `writes` overwrites made on the JS side owe. */
+  reclaim(writes) {
+    wasm.rawengine_reclaim(this.p, Math.min(writes, 0xffffffff));
   }
   remove(s, reason) {
     return check(again(this, () => wasm.rawengine_remove(this.p, s, reason), true));

@@ -174,7 +174,10 @@
 //   (only the default while `ST_IDLES` is 0), but only when
 //   its deadline does not move earlier (the wheel reschedules a later
 //   deadline lazily when the old one fires; an earlier one needs `write`),
-//   its weight is unchanged, and its deadline is not past.
+//   its weight is unchanged, and its deadline is not past. Such an
+//   overwrite owes the write-time reclaim a `write` would have paid: the
+//   host MUST count them and pass the count to its next `reclaim(writes)`
+//   (a stream of overwrites otherwise reclaims nothing).
 //
 // Everything else in wasm memory is the engine's, and the host MUST treat
 // what it reads as valid only until its next call.

@@ -106,8 +106,8 @@ pub extern "C" fn rawengine_free(p: *mut RawEngine) {
 }
 
 #[no_mangle]
-pub extern "C" fn rawengine_reclaim(p: *mut RawEngine) {
-    eng(p).reclaim();
+pub extern "C" fn rawengine_reclaim(p: *mut RawEngine, writes: u32) {
+    eng(p).reclaim(writes);
 }
 
 #[no_mangle]

@@ -322,6 +322,83 @@ test("writes faster than the clock's steps, or than sweepBudget, still reclaim a
   }
 });
 
+test("overwrites reclaim too: a stream of them with a ttl does not keep the dead entries", async () => {
+  // Found by a probe: an overwrite the JS side does alone (no call into
+  // wasm) owed nothing, so 2M overwrites of 100 hot keys, with the clock
+  // moving, left 100k expired entries in place (size 1001 times the live).
+  const writes = {
+    set: (c, k, i) => c.set(k, i, { ttl: 1000 }),
+    default: (c, k, i) => c.set(k, i),
+    "set + expire": (c, k, i) => (c.set(k, i), c.expire(k, 1000)),
+  };
+  for (const [name, write] of Object.entries(writes)) {
+    const clk = fakeClock(0);
+    const c = new TtlCache({ clock: clk.read, ttl: 1000 });
+    for (let i = 0; i < 10_000; i++) c.set(`dead${i}`, i, { ttl: 10 });
+    for (let i = 0; i < 100; i++) write(c, `hot${i}`, 0);
+    for (let step = 1; step <= 200; step++) {
+      clk.t += 1;
+      await null;
+      for (let i = 0; i < 100; i++) write(c, `hot${i}`, step);
+    }
+    assert.ok(c.size < 200, `${name}: size ${c.size} with 100 live`);
+  }
+  // The clock standing still once the dead ones expired: overwrites in
+  // runs of their own still pay, as inserts do.
+  const clk = fakeClock(0);
+  const c = new TtlCache({ clock: clk.read, ttl: 1000 });
+  for (let i = 0; i < 10_000; i++) c.set(`dead${i}`, i, { ttl: 10 });
+  for (let i = 0; i < 100; i++) c.set(`hot${i}`, 0);
+  clk.t = 10;
+  for (let run = 0; run < 200; run++) {
+    await null;
+    for (let i = 0; i < 100; i++) c.set(`hot${i}`, run);
+  }
+  assert.ok(c.size < 200, `clock standing still: size ${c.size} with 100 live`);
+});
+
+test("a freed cache never reads its clock: every method says it was freed", async () => {
+  // Found by a probe: after free(), most methods read a followed clock
+  // first (user code on a freed cache), and a clock that threw replaced
+  // the "freed" Error with its own.
+  let freed = false;
+  let reads = 0;
+  const c = new TtlCache({
+    clock: () => {
+      if (freed) {
+        reads++;
+        throw new Error("clock read after free()");
+      }
+      return 0;
+    },
+  });
+  c.set("a", 1);
+  c.free();
+  freed = true;
+  const calls = {
+    get: () => c.get("a"),
+    set: () => c.set("a", 1),
+    has: () => c.has("a"),
+    peek: () => c.peek("a"),
+    delete: () => c.delete("a"),
+    ttl: () => c.ttl("a"),
+    hset: () => c.hset("h", "f", 1),
+    stats: () => c.stats(),
+    nextExpiry: () => c.nextExpiry(),
+    tick: () => c.tick(),
+    purge: () => c.purge(),
+    size: () => c.size,
+    now: () => c.now,
+  };
+  for (const [name, call] of Object.entries(calls)) {
+    await null; // a run of its own: the reading is dropped
+    assert.throws(call, /was freed/, name);
+  }
+  await null;
+  await assert.rejects(c.fetch("a", () => 1), /was freed/);
+  assert.equal(reads, 0);
+});
+
 test("sweepBudget: 0 turns every sweep off, the write-time reclaim included", async () => {
   const clk = fakeClock(0);
   const gone = [];
