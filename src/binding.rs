@@ -298,15 +298,22 @@ impl RawEngine {
         Ok(r)
     }
 
-    /// Links queued inserts and pays their write-time reclaim, with that of
-    /// `writes` more: the overwrites JS made on its side alone since the
-    /// last reclaim, which no call saw (JS calls this when its clock moves,
-    /// at the start of a method, before any lookup).
-    pub fn reclaim(&mut self, writes: u32) {
+    /// Links queued inserts and catches up with JS's clock; `writes` more
+    /// owe the write-time reclaim (the overwrites JS made on its side
+    /// alone since the last reclaim, which no call saw). With `pay`, pays
+    /// what is owed; without, removes nothing (a read that must not, or a
+    /// call whose arguments are not checked yet, whose clock moved).
+    pub fn reclaim(&mut self, writes: u32, pay: bool) {
+        let more = RECLAIM * u64::from(writes);
+        if !pay {
+            self.owed = self.owed.saturating_add(more);
+            self.call(|_| ());
+            return;
+        }
         // Reclaiming logs removals, as many as the log holds: with no room
         // made for it, fewer or none (what is left stays owed).
         let _ = self.room(0, "now");
-        let _ = self.run(RECLAIM * u64::from(writes), |_| Ok(()));
+        let _ = self.run(more, |_| Ok(()));
     }
 
     /// Reserves up to `n` free slots for batched inserts; JS reads them from

@@ -83,7 +83,7 @@ const FREQ_MAX = FREQ_MAX_,
 // groups (set in the class's static block).
 export let syncClock, alive, toEngine, drain, flush, written, place, index, measure, live, read, slot, liveSlot,
   expireNow, deadline, idleOf, trackBirths, keyMap, keyList, valList, sizeOf, engine, statusAt, clockOf,
-  now, setNow, clock, opts, born, bornFrom, runningLoads, running, loads, hit, miss, counters;
+  now, setNow, clock, opts, born, bornFrom, runningLoads, running, loads, hit, miss, counters, payOwed;
 
 // A dropped cache's engine is freed by the glue (glue.js), which registers
 // every RawEngine with a FinalizationRegistry: only its TtlCache refers to
@@ -119,6 +119,8 @@ export class TtlCache {
   #seenEpoch = 0; // the epoch #now was read in
   #clockAt = 0; // index in F64 of the engine's copy of the clock
   #reclaimOwed = false; // inserts handed to the engine since the last reclaim
+  #readEpoch = 0; // the epoch of this run's clock reading
+  #payDue = false; // the clock moved since writes owed their reclaim (see #time)
   // key -> slot, or -seq for a ghost: a recently evicted unread key (the
   // S3-FIFO ghost queue). Ghosts share the index so a write looks a key up
   // once, and an eviction overwrites the entry instead of deleting it here
@@ -197,7 +199,7 @@ export class TtlCache {
     // A restored engine is at the snapshot's time: never run back behind it.
     const at = this.#engine.now();
     this.#now = now > at ? now : at;
-    if (clock !== undefined) this.#seenEpoch = stamp();
+    if (clock !== undefined) this.#seenEpoch = this.#readEpoch = stamp();
     this.#opts = { ttl, idle, maxEntries, maxBytes, sweepBudget };
     this.#ttl = ttl;
     this.#idle = idle;
@@ -276,10 +278,15 @@ export class TtlCache {
    * Reads a followed clock, once per synchronous run: every method that
    * depends on time calls this first (`if (this.#seenEpoch !== epoch)`), before
    * it looks up any slot, because a `clock` is user code that may call
-   * into this cache, and because a moved clock makes the engine reclaim
-   * what queued inserts owe (which may call `dispose`).
+   * into this cache. A moved clock also makes the writes made since owe
+   * their reclaim (which removes expired entries and may call `dispose`),
+   * paid only by a call that may change the cache, and only once its
+   * arguments are valid (`pay`): a read that does not touch, or a call
+   * that throws for a bad argument, changes nothing (probes found both
+   * removing entries). Until a call pays, every call of the run comes back
+   * here (`#seenEpoch` left stale), the clock not read again.
    */
-  #time() {
+  #time(pay) {
     // Before the clock: user code does not run for a freed cache.
     this.#alive();
     const c = this.#clock;
@@ -287,37 +294,58 @@ export class TtlCache {
       this.#seenEpoch = epoch;
       return;
     }
-    // Before the read: a re-entrant call from the clock uses the old reading.
-    this.#seenEpoch = stamp();
-    const r = readClock(c);
-    // Overwrites on this side owe a reclaim too (a probe: a stream of them
-    // with a ttl, 2M writes to 100 hot keys, held 100k dead ones): paid when
-    // the clock moves, or after as many as the insert queue holds while it
-    // stands still (as queued inserts are).
-    const owed = this.#updated - this.#updatedPaid;
-    // Time never runs backwards: a clock that steps back is ignored.
-    if (r > this.#now) this.#now = r;
-    else if (owed < QUEUE_CAP) return;
-    const t = this.#now;
-    // The engine catches up at once when queued inserts owe their reclaim,
-    // or when its narrow clocks cannot hold `t` (this side stores `now` in
-    // them with no call): it widens them as it does, or, out of memory,
-    // stays where it was, and so does this side's clock (and this throws).
-    const x = t - this.#base; // (as in #overwrite)
-    if (this.#queuedInserts !== 0 || this.#reclaimOwed || owed !== 0 || (this.#narrow && (x >>> 0 !== x || x > TIMES_MAX))) {
-      const e = this.#toEngine(); // hands over the queued inserts, which then owe
-      this.#reclaimOwed = false;
-      this.#updatedPaid = this.#updated;
-      e.reclaim(owed);
-      const calls = this.#drain();
-      const stuck = (this.#now = e.now()) !== t;
-      this.#flush(calls);
-      if (stuck) throw oom("now");
+    if (this.#readEpoch !== epoch) {
+      // Before the read: a re-entrant call from the clock uses the old reading.
+      this.#seenEpoch = this.#readEpoch = stamp();
+      const r = readClock(c);
+      // Overwrites on this side owe a reclaim too (a probe: a stream of
+      // them with a ttl, 2M writes to 100 hot keys, held 100k dead ones):
+      // due when the clock moves, or after as many as the insert queue
+      // holds while it stands still (as queued inserts are).
+      const owed = this.#updated - this.#updatedPaid;
+      // Time never runs backwards: a clock that steps back is ignored.
+      const moved = r > this.#now;
+      if (moved) this.#now = r;
+      if ((moved || owed >= QUEUE_CAP) && (this.#queuedInserts !== 0 || this.#reclaimOwed || owed !== 0)) this.#payDue = true;
+      // Narrow clocks that cannot hold the time (this side stores `now` in
+      // them with no call) are widened at once, paying or not.
+      const x = this.#now - this.#base; // (as in #overwrite)
+      if (this.#narrow && (x >>> 0 !== x || x > TIMES_MAX)) this.#catchUp(pay && this.#payDue);
+    }
+    if (this.#payDue) {
+      if (pay) this.#catchUp(true);
+      else this.#seenEpoch = 0;
     }
   }
 
+  /**
+   * Hands the engine the clock, the queued inserts and the count of this
+   * side's overwrites; with `pay`, it reclaims what they owe, else it keeps
+   * the debt. Out of memory for wider clocks, the engine stays where it
+   * was, and so does this side's clock (and this throws).
+   */
+  #catchUp(pay) {
+    const t = this.#now;
+    const e = this.#toEngine(); // hands over the queued inserts (#reclaimOwed)
+    const owed = this.#updated - this.#updatedPaid;
+    this.#updatedPaid = this.#updated;
+    if (pay) this.#payDue = this.#reclaimOwed = false;
+    else if (owed !== 0) this.#reclaimOwed = true; // the engine holds their debt
+    e.reclaim(owed, pay);
+    const calls = this.#drain();
+    const stuck = (this.#now = e.now()) !== t;
+    this.#flush(calls);
+    if (stuck) throw oom("now");
+  }
+
+  /** A method's clock, once per run; never pays what writes owe (see #time). */
   #syncClock() {
-    if (this.#seenEpoch !== epoch) this.#time();
+    if (this.#seenEpoch !== epoch) this.#time(false);
+  }
+
+  /** Pays the reclaim #time found due: writes call it once their arguments are checked. */
+  #payOwed() {
+    if (this.#payDue) this.#catchUp(true);
   }
 
   /** Starts stamping write times (the first fetch that may refresh). */
@@ -576,7 +604,7 @@ export class TtlCache {
   /** The cache's clock, in ms (read from a followed clock if not read in this run yet). */
   get now() {
     this.#alive();
-    if (this.#seenEpoch !== epoch) this.#time();
+    if (this.#seenEpoch !== epoch) this.#time(false);
     return this.#now;
   }
 
@@ -589,8 +617,9 @@ export class TtlCache {
     // its caller's loop only while its bytecode stays under 460 bytes, and
     // the whole write path is well over. The one lookup serves every path; a
     // key of the wrong type finds nothing and is rejected by #setSlow. The
-    // clock is read first (see #time).
-    if (this.#seenEpoch !== epoch) this.#time();
+    // clock is read first (see #time), and what writes owe paid if this
+    // write's arguments need no more checks.
+    if (this.#seenEpoch !== epoch) this.#time(opts === undefined && value !== undefined && typeof key === "string");
     const s = this.#keyMap.get(key);
     if (opts === undefined && this.#sizeOf === undefined && value !== undefined && this.#runningLoads === 0) {
       if (
@@ -757,6 +786,7 @@ export class TtlCache {
     const ttl = wTtl;
     const idle = wIdle;
     const at = wAt;
+    this.#payOwed(); // the arguments checked, before any lookup
     let w = 0;
     if (this.#sizeOf !== undefined) {
       this.#plainSlot(key); // WRONGTYPE before sizeOf sees the value
@@ -875,15 +905,16 @@ export class TtlCache {
   #payQueued() {
     const e = this.#toEngine();
     this.#reclaimOwed = false;
+    this.#payDue = false;
     const owed = this.#updated - this.#updatedPaid;
     this.#updatedPaid = this.#updated;
-    e.reclaim(owed);
+    e.reclaim(owed, true);
     this.#held = this.#drain();
   }
 
   /** The live value at `key`, restarting its idle window; or `undefined`. */
   get(key) {
-    if (this.#seenEpoch !== epoch) this.#time();
+    if (this.#seenEpoch !== epoch) this.#time(typeof key === "string");
     const s = this.#keyMap.get(key);
     if (s !== undefined && s >= 0) {
       const t = this.#clocksAt + s * TIMES_STRIDE;
@@ -982,7 +1013,7 @@ export class TtlCache {
   static {
     [syncClock, alive, toEngine, drain, flush, written, place, index, measure, live, read, slot, liveSlot,
       expireNow, deadline, idleOf, trackBirths, keyMap, keyList, valList, sizeOf, engine, statusAt,
-      clockOf, now, setNow, clock, opts, born, bornFrom, runningLoads, running, loads, hit, miss, counters] = [
+      clockOf, now, setNow, clock, opts, born, bornFrom, runningLoads, running, loads, hit, miss, counters, payOwed] = [
       (c) => c.#syncClock(),
       (c) => c.#alive(),
       (c) => c.#toEngine(),
@@ -1020,6 +1051,7 @@ export class TtlCache {
       (c) => c.#hits++,
       (c) => c.#misses++,
       (c) => [c.#hits, c.#misses, c.#updated],
+      (c) => c.#payOwed(),
     ];
   }
 }

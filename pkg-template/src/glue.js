@@ -92,9 +92,9 @@ export class RawEngine {
   purge() {
     return this.tick(0, 1);
   }
-  /** Links the queued inserts; reclaims what they and `writes` overwrites made on the JS side owe. */
-  reclaim(writes) {
-    wasm.rawengine_reclaim(this.p, Math.min(writes, 0xffffffff));
+  /** Links the queued inserts; with `pay`, reclaims what they and `writes` overwrites made on the JS side owe. */
+  reclaim(writes, pay) {
+    wasm.rawengine_reclaim(this.p, Math.min(writes, 0xffffffff), pay ? 1 : 0);
   }
   remove(s, reason) {
     return check(again(this, () => wasm.rawengine_remove(this.p, s, reason), true));

@@ -19,6 +19,7 @@ import {
   measure,
   miss,
   now,
+  payOwed,
   place,
   read,
   runningLoads,
@@ -138,6 +139,7 @@ export const hashMethods = {
     const ttl = wTtl;
     const idle = wIdle;
     const at = wAt;
+    payOwed(this); // the arguments checked, before any lookup (see #time)
     let w = 0;
     if (sizeOf(this) !== undefined) {
       hashTarget(this, key); // WRONGTYPE before sizeOf sees the value

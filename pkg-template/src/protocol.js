@@ -176,8 +176,11 @@
 //   deadline lazily when the old one fires; an earlier one needs `write`),
 //   its weight is unchanged, and its deadline is not past. Such an
 //   overwrite owes the write-time reclaim a `write` would have paid: the
-//   host MUST count them and pass the count to its next `reclaim(writes)`
-//   (a stream of overwrites otherwise reclaims nothing).
+//   host MUST count them and pass the count to its next `reclaim(writes,
+//   pay)` (a stream of overwrites otherwise reclaims nothing). `pay` 0
+//   links and moves the clock but removes nothing, keeping the debt: the
+//   host MUST use it for a call that must not change the cache (a read
+//   that does not touch, or arguments not yet checked).
 //
 // Everything else in wasm memory is the engine's, and the host MUST treat
 // what it reads as valid only until its next call.

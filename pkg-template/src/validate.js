@@ -163,12 +163,14 @@ export function parseWrite(opts) {
   let flags = 0;
   const { ttl, idle, expireAt, keepTtl } = opts;
   let at = 0;
+  // Every check the engine makes of the options alone, here too: a write
+  // pays what earlier writes owe (removing expired entries) once they pass.
   if (ttl !== undefined) {
-    checkNumber("ttl", ttl);
+    checkLifetime("ttl", ttl);
     flags |= WRITE_TTL;
   }
   if (idle !== undefined) {
-    checkNumber("idle", idle);
+    checkLifetime("idle", idle);
     flags |= WRITE_IDLE;
   }
   if (expireAt !== undefined) {
@@ -179,6 +181,8 @@ export function parseWrite(opts) {
     if (typeof keepTtl !== "boolean") throw new TypeError(`keepTtl: must be a boolean, got ${describe(keepTtl)}`);
     if (keepTtl) flags |= WRITE_KEEP_TTL;
   }
+  if (flags & WRITE_KEEP_TTL && flags !== WRITE_KEEP_TTL) throw new TypeError("keepTtl: cannot be combined with ttl, idle or expireAt");
+  if (flags & WRITE_TTL && flags & WRITE_AT) throw new TypeError("expireAt: cannot be combined with ttl");
   wTtl = flags & WRITE_TTL ? ttl : 0;
   wIdle = flags & WRITE_IDLE ? idle : 0;
   wAt = at;

@@ -106,8 +106,8 @@ pub extern "C" fn rawengine_free(p: *mut RawEngine) {
 }
 
 #[no_mangle]
-pub extern "C" fn rawengine_reclaim(p: *mut RawEngine, writes: u32) {
-    eng(p).reclaim(writes);
+pub extern "C" fn rawengine_reclaim(p: *mut RawEngine, writes: u32, pay: u32) {
+    eng(p).reclaim(writes, pay != 0);
 }
 
 #[no_mangle]

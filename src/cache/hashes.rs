@@ -25,6 +25,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// ```
     pub fn hset_sized(&mut self, key: K, field: &str, value: V, w: SetOptions, weight: u32) -> Result<bool> {
         self.sync();
+        Engine::check_options(&w).map_err(native)?; // the options first, as the JS host
         let hk = self.hash(&key);
         let h = self.slot_h(hk, &key);
         // (`hash_slot` of the slot just found: the key is hashed once.)

@@ -82,6 +82,7 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                 }
             }
         }
+        Engine::check_options(&w).map_err(native)?; // the options first
         let live = s.is_some_and(|s| self.live(s));
         if live && s.is_some_and(|s| self.is_hash(s)) {
             return Err(Error::WrongType { held: "hash", wanted: "plain value" });

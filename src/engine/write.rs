@@ -6,22 +6,36 @@ use super::*;
 impl Engine {
     // ---- writes -----------------------------------------------------------
 
-    /// Turns per-write options into deadlines, validating everything.
-    pub fn resolve(&self, w: &Write) -> Result<WriteClocks> {
+    /// The checks of per-write options that need nothing but them: a
+    /// write makes them before it looks at the cache (a WRONGTYPE comes
+    /// after them), and the JS host the same ones (`parseWrite`).
+    pub fn check_options(w: &Write) -> Result<()> {
+        if let Some(v) = w.ttl {
+            lifetime("ttl", v)?;
+        }
+        if let Some(v) = w.idle {
+            lifetime("idle", v)?;
+        }
+        if let Some(t) = w.expire_at {
+            finite_time("expireAt", t)?;
+        }
         if w.keep_ttl && (w.ttl.is_some() || w.idle.is_some() || w.expire_at.is_some()) {
             return Err(Error::ty("keepTtl", "cannot be combined with ttl, idle or expireAt"));
         }
         if w.ttl.is_some() && w.expire_at.is_some() {
             return Err(Error::ty("expireAt", "cannot be combined with ttl"));
         }
-        let idle = match w.idle {
-            Some(v) => lifetime("idle", v)?,
-            None => self.idle,
-        };
+        Ok(())
+    }
+
+    /// Turns per-write options into deadlines, validating everything.
+    pub fn resolve(&self, w: &Write) -> Result<WriteClocks> {
+        Self::check_options(w)?;
+        let idle = w.idle.unwrap_or(self.idle);
         deadline("idle", self.now(), idle)?;
         let abs = match (w.expire_at, w.ttl) {
-            (Some(t), _) => finite_time("expireAt", t)?,
-            (None, Some(v)) => deadline("ttl", self.now(), lifetime("ttl", v)?)?,
+            (Some(t), _) => t,
+            (None, Some(v)) => deadline("ttl", self.now(), v)?,
             (None, None) => deadline("ttl", self.now(), self.ttl)?,
         };
         Ok(WriteClocks { abs, idle })

@@ -399,6 +399,86 @@ test("a freed cache never reads its clock: every method says it was freed", asyn
   assert.equal(reads, 0);
 });
 
+test("a followed clock's owed reclaim: never paid by a read that does not touch, nor by a call that throws for its arguments", async () => {
+  // Found by a probe: the first call of a run after the clock moved paid
+  // the reclaim the writes owed (removing expired entries, calling
+  // dispose), whatever it was: has("x") disposed four entries, and
+  // set(k, v, { ttl: -1 }) removed six before its RangeError (a dispose
+  // that threw there even replaced the argument's error with its own).
+  const setup = async () => {
+    const clk = fakeClock(1000);
+    const gone = [];
+    const c = new TtlCache({ clock: clk.read, dispose: (v, k) => gone.push(k) });
+    c.hset("h", "f", 1); // first: a call into wasm pays (and forgives) what the inserts before it owe
+    for (let i = 0; i < 10; i++) c.set(`k${i}`, i, { ttl: 10 });
+    c.set("live", "x");
+    await null;
+    clk.t = 2000;
+    await null;
+    return { c, gone };
+  };
+  const reads = {
+    peek: (c) => c.peek("k1"),
+    has: (c) => c.has("other"),
+    ttl: (c) => c.ttl("live"),
+    keys: (c) => [...c.keys()],
+    stats: (c) => c.stats(),
+    nextExpiry: (c) => c.nextExpiry(),
+    now: (c) => c.now,
+    hhas: (c) => c.hhas("h", "f"),
+    httl: (c) => c.httl("h", "f"),
+  };
+  for (const [name, read] of Object.entries(reads)) {
+    const { c, gone } = await setup();
+    for (let i = 0; i < 3; i++) read(c);
+    assert.deepEqual(gone, [], `${name} disposed nothing`);
+    assert.equal(c.stats().entries, 12, `${name} removed nothing`);
+  }
+  const bad = {
+    "set ttl -1": (c) => c.set("new", 1, { ttl: -1 }),
+    "set idle NaN": (c) => c.set("new", 1, { idle: NaN }),
+    "set ttl with expireAt": (c) => c.set("new", 1, { ttl: 5, expireAt: 5000 }),
+    "set keepTtl with ttl": (c) => c.set("new", 1, { keepTtl: true, ttl: 5 }),
+    "set number key": (c) => c.set(5, 1),
+    "set undefined": (c) => c.set("new", undefined),
+    "get number key": (c) => c.get(5),
+    "expire bad cond": (c) => c.expire("live", 1, "bad"),
+    "hset number field": (c) => c.hset("h", 5, 1),
+    "hset ttl 0": (c) => c.hset("h", "g", 1, { ttl: 0 }),
+    "tick string": (c) => c.tick("5"),
+  };
+  for (const [name, call] of Object.entries(bad)) {
+    const { c, gone } = await setup();
+    assert.throws(call, (e) => e instanceof TypeError || e instanceof RangeError, name);
+    assert.deepEqual(gone, [], `${name}: disposed nothing`);
+    assert.equal(c.stats().entries, 12, `${name}: removed nothing`);
+    // The next write pays.
+    c.set("after", 1);
+    assert.ok(gone.length > 0 && gone.every((k) => k.startsWith("k")), `${name}: then a write reclaims (${gone})`);
+  }
+  // A dispose that throws while a write pays does not hide a bad argument's error.
+  const clk = fakeClock(0);
+  const d = new TtlCache({ clock: clk.read, dispose: () => assert.fail("dispose ran") });
+  d.set("a", 1, { ttl: 10 });
+  await null;
+  clk.t = 100;
+  await null;
+  assert.throws(() => d.get(42), /^TypeError: key: /);
+});
+
+test("reads first in every run (has, then set): the writes still reclaim, size under twice the live count", async () => {
+  // A write after a read in the same run pays what the run's clock made due.
+  const clk = fakeClock(0);
+  const c = new TtlCache({ clock: clk.read, ttl: 100 });
+  for (let i = 0; i < 3000; i++) {
+    clk.t += 1;
+    await null;
+    if (!c.has(`k${i}`)) c.set(`k${i}`, i);
+    const live = Math.min(i + 1, 100);
+    assert.ok(c.size < 2 * live, `size ${c.size} with ${live} live after ${i + 1} writes`);
+  }
+});
+
 test("sweepBudget: 0 turns every sweep off, the write-time reclaim included", async () => {
   const clk = fakeClock(0);
   const gone = [];
