@@ -194,7 +194,11 @@ impl Engine {
         step: usize,
     ) -> core::result::Result<(), TryReserveError> {
         let len = self.capacity();
-        let need = self.high as usize + slots;
+        // Freed slots are handed out first (`alloc`): only what they cannot
+        // cover grows the columns. (Counting from the high-water mark, a
+        // bounded cache whose jump to its bound ran out of memory could take
+        // no new key ever again, not even once cleared: a probe.)
+        let need = self.high as usize + slots.saturating_sub(self.free_len as usize);
         let grown = if need > len { self.try_grow(len, need, step) } else { Ok(()) };
         // Even when growth failed, which may have taken the log's block: a
         // call that only removes (a `delete` in a full memory) needs it.

@@ -58,6 +58,12 @@ let followed = 1000;
 const follower = new TtlCache({ clock: () => followed, idle: 1e6 });
 for (let j = 0; j < 2000; j++) follower.set(`f${j}`, j);
 const hogs = [];
+// A bounded cache still doubling toward 1/16 of its bound when memory runs
+// out: it must go on taking new keys in the slots its deletes free (it
+// retried growing from its high-water mark, and took no new key ever
+// again, not even once cleared: a probe).
+const bounded = new TtlCache({ now: 0, maxEntries: 1 << 22 });
+for (let j = 0; j < 5000; j++) bounded.set(`b${j}`, j);
 // Made without grace, with 100k slots (and slots reserved for inserts to
 // come): a fetch with its own `grace` turns grace on, a column for every
 // slot, which an exhausted memory cannot hold.
@@ -139,6 +145,28 @@ if (full !== null) {
   attempt("hset (full)", () => c.hset("hh", "f", 1));
   c.set("k0", "over"); // an overwrite needs no memory
   expect(c.get("k0") === "over", "overwrite failed");
+}
+{
+  let n = 5000;
+  for (; n < 1 << 22; n++) {
+    try {
+      bounded.set(`b${n}`, n);
+    } catch (e) {
+      attempt("set (bounded, full)", () => {
+        throw e;
+      });
+      break;
+    }
+  }
+  expect(n < 1 << 22, "the bounded cache never ran out of memory");
+  for (let j = 0; j < 100; j++) bounded.delete(`b${j}`);
+  let took = 0;
+  for (let j = 0; j < 100; j++) {
+    if (!(attempt("set in freed slots (bounded, full)", () => bounded.set(`new${j}`, j)) instanceof Error)) took++;
+  }
+  expect(took === 100 && bounded.get("new99") === 99 && bounded.size === n, `the bounded cache took ${took} of 100 new keys into freed slots`);
+  bounded.clear();
+  expect(!(attempt("set after clear (bounded, full)", () => bounded.set("again", 1)) instanceof Error) && bounded.get("again") === 1, "the cleared bounded cache took no new key");
 }
 // The load's store used to turn grace on where the slot's grace is set,
 // after the value was written, allocating inside that call: a trap.
