@@ -317,6 +317,17 @@ impl Wheel {
         (coarse, fine)
     }
 
+    /// The start tick of the level-0 bucket [`Wheel::earliest`] hands out,
+    /// unless it is the cursor's own (where overdue slots land, whatever
+    /// their deadlines): every slot of any other is due at that tick or
+    /// later, so one due at it is the bucket's earliest. O(1).
+    pub fn fine_start(&self) -> Option<u64> {
+        let g = group(self.cur, 0);
+        let mask = self.occupied[0] & (!0u64 << g);
+        let b = mask.trailing_zeros() as usize;
+        (mask != 0 && b != g).then(|| above(self.cur, 0) | b as u64)
+    }
+
     /// Calls `f(start, first)` for each occupied bucket: its start tick
     /// (every slot in it not already due at the cursor, where overdue ones
     /// land, is due at that tick or later) and its first slot

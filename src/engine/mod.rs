@@ -365,9 +365,18 @@ impl Engine {
         }
         let (coarse, fine) = self.wheel.earliest();
         let mut best = coarse.map_or(NEVER, |t| self.time_of_tick(t));
+        // A slot due at its bucket's own start ends the walk (no other can
+        // be earlier; not in the cursor's bucket, see `fine_start`): a
+        // million keys sharing one millisecond cost a walk of them per call
+        // (10 ms; a probe).
+        let floor = self.wheel.fine_start().map_or(f64::NEG_INFINITY, |t| self.time_of_tick(t));
         let mut s = fine.unwrap_or(NIL);
         while s != NIL {
-            best = best.min(self.deadline_of(s));
+            let d = self.deadline_of(s);
+            best = best.min(d);
+            if d <= floor {
+                break;
+            }
             s = self.wheel.next_linked(s);
         }
         best

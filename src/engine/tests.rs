@@ -1042,3 +1042,26 @@ fn a_sweep_stopped_by_its_cap_reaches_an_expired_slot_behind_same_tick_ones() {
     assert_eq!(e.kind(x), Kind::Free);
     e.check_invariants().unwrap();
 }
+
+#[test]
+fn next_expiry_stops_at_a_slot_due_at_its_buckets_start_and_stays_exact() {
+    // A bucket ahead of the cursor: its slots are due at its start or
+    // later, so the walk may stop at one due at the start.
+    let mut e = engine(Options::default());
+    let later: Vec<u32> = (0..100).map(|_| plain(&mut e, 5.5, NEVER)).collect();
+    let exact = plain(&mut e, 5.0, NEVER);
+    assert_eq!(e.next_expiry(), 5.0, "the walk finds the one due at the start");
+    assert!(later.iter().all(|&s| e.is_live(s)) && e.is_live(exact));
+    // Overdue slots share the cursor's bucket with any deadline: the walk
+    // there stays whole, and the answer is still the earliest.
+    let mut f = engine(Options { sweep_budget: Some(1), ..Default::default() });
+    for _ in 0..50 {
+        plain(&mut f, 3.0, NEVER);
+    }
+    plain(&mut f, 2.0, NEVER);
+    f.tick(10.0).unwrap(); // removes one; the rest are overdue in the cursor's bucket
+    let t = f.next_expiry();
+    assert!(t <= 3.0, "next_expiry {t} after an overdue sweep");
+    f.check_invariants().unwrap();
+    e.check_invariants().unwrap();
+}
