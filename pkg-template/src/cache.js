@@ -321,17 +321,26 @@ export class TtlCache {
   /**
    * Hands the engine the clock, the queued inserts and the count of this
    * side's overwrites; with `pay`, it reclaims what they owe, else it keeps
-   * the debt. Out of memory for wider clocks, the engine stays where it
-   * was, and so does this side's clock (and this throws).
+   * the debt. Returns the engine, its log not yet replayed.
    */
-  #catchUp(pay) {
-    const t = this.#now;
+  #handOver(pay) {
     const e = this.#toEngine(); // hands over the queued inserts (#reclaimOwed)
     const owed = this.#updated - this.#updatedPaid;
     this.#updatedPaid = this.#updated;
     if (pay) this.#payDue = this.#reclaimOwed = false;
     else if (owed !== 0) this.#reclaimOwed = true; // the engine holds their debt
     e.reclaim(owed, pay);
+    return e;
+  }
+
+  /**
+   * #handOver at the start of a call, its removals replayed and disposed
+   * at once. Out of memory for wider clocks, the engine stays where it
+   * was, and so does this side's clock (and this throws).
+   */
+  #catchUp(pay) {
+    const t = this.#now;
+    const e = this.#handOver(pay);
     const calls = this.#drain();
     const stuck = (this.#now = e.now()) !== t;
     this.#flush(calls);
@@ -903,12 +912,7 @@ export class TtlCache {
    * write (#setSlow flushes them, or its engine write's drain takes them).
    */
   #payQueued() {
-    const e = this.#toEngine();
-    this.#reclaimOwed = false;
-    this.#payDue = false;
-    const owed = this.#updated - this.#updatedPaid;
-    this.#updatedPaid = this.#updated;
-    e.reclaim(owed, true);
+    this.#handOver(true);
     this.#held = this.#drain();
   }
 
