@@ -38,6 +38,7 @@ pub(crate) const QUEUE_SMALL: u8 = 1;
 const QUEUE_SHIFT: u32 = 2;
 const QUEUE_BITS: u8 = 3 << QUEUE_SHIFT;
 const KIND_SHIFT: u32 = crate::protocol::SLOT_KIND_SHIFT;
+const OWN_GRACE: u8 = crate::protocol::SLOT_OWN_GRACE;
 /// The small queue's share of the entries is `1 / SMALL_SHARE` (S3-FIFO's
 /// 10%): under it, a main tail with read credit spends a unit instead of the
 /// small queue giving up its tail.
@@ -126,7 +127,16 @@ impl Policy {
 
     /// Slot `s`'s kind, a `protocol::SLOT_*` (the engine's `Kind`).
     pub fn kind(&self, s: u32) -> u8 {
-        self.bits[s as usize] >> KIND_SHIFT
+        (self.bits[s as usize] >> KIND_SHIFT) & 7
+    }
+
+    /// Marks slot `s`'s value as having a grace of its own, or not (see
+    /// `protocol::SLOT_OWN_GRACE`); the slot's next `set_kind(.., true)`
+    /// clears it too.
+    #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
+    pub fn own_grace(&mut self, s: u32, on: bool) {
+        let b = &mut self.bits[s as usize];
+        *b = if on { *b | OWN_GRACE } else { *b & !OWN_GRACE };
     }
 
     /// Sets slot `s`'s kind; a slot becoming free or taken (`fresh`) is in

@@ -688,7 +688,7 @@ export class TtlCache {
     const U = U8;
     const f = this.#freqAt + s;
     const q = U[f];
-    if (!(old > now) || (lastIdle < abs ? lastIdle : abs) < old || q >> SLOT_KIND_SHIFT === SLOT_HASH) return false;
+    if (!(old > now) || (lastIdle < abs ? lastIdle : abs) < old || q >> SLOT_KIND_SHIFT !== SLOT_PLAIN) return false;
     // A finite ttl/idle that overflows the clock: the engine throws RangeError.
     if ((abs === Infinity && ttl !== Infinity) || (lastIdle === Infinity && idle !== Infinity)) return false;
     V[t] = x;

@@ -170,7 +170,8 @@
 //   `byte & FREQ_MAX < FREQ_MAX`;
 // - for a live slot (plain entry, hash or field) on a read: `TIMES_LAST` =
 //   now (restarting its idle window) and its `freq` byte, up to `FREQ_MAX`;
-// - for a live plain slot on an overwrite: its clocks and its idle window
+// - for a live plain slot (its byte `>> SLOT_KIND_SHIFT` is `SLOT_PLAIN`,
+//   without `SLOT_OWN_GRACE`) on an overwrite: its clocks and its idle window
 //   (only the default while `ST_IDLES` is 0), but only when
 //   its deadline does not move earlier (the wheel reschedules a later
 //   deadline lazily when the old one fires; an earlier one needs `write`),
@@ -293,6 +294,8 @@ export const TIMES_LAST = 1;
 export const FREQ_MAX = 3;
 /** The slot's kind (a `SLOT_*`) is its byte `>> SLOT_KIND_SHIFT`: the host tells a hash from a plain value by it, never by asking the value. */
 export const SLOT_KIND_SHIFT = 4;
+/** The top bit of a plain slot's or field's byte: its value has a grace of its own (a `fetch`'s), which a new value does not inherit. The byte `>> SLOT_KIND_SHIFT` is then `SLOT_PLAIN` or `SLOT_FIELD` with this bit, never `SLOT_HASH`; the host MUST NOT overwrite such a slot on its side (`write` gives the new value the default grace). */
+export const SLOT_OWN_GRACE = 128;
 
 // ---- Write flags: the flags argument of write and hwrite
 /** The `ttl` argument is set. */

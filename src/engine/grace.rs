@@ -25,13 +25,16 @@ impl Engine {
     }
 
     #[cfg_attr(not(target_arch = "wasm32"), allow(dead_code))] // used by the wasm binding
-    /// Gives live slot `s` its own grace (a `fetch` with `grace`, which
-    /// turned grace on before it started). It keeps it through overwrites
-    /// until the slot is freed.
+    /// Gives the value of live slot `s` its own grace (a `fetch` with
+    /// `grace`, which turned grace on before it started). Grace belongs to a
+    /// value: the slot's next value, written by `overwrite`, has the default
+    /// again (marked in the slot's byte, so that the host does not write it
+    /// on its side).
     pub fn set_slot_grace(&mut self, s: u32, ms: f64) {
         debug_assert!(self.grace_on, "a slot's grace with grace off");
         if self.grace_on {
             self.grace_ms[s as usize] = ms;
+            self.policy.own_grace(s, ms != self.grace);
         }
     }
 

@@ -218,6 +218,11 @@ impl Engine {
         }
         self.bytes = self.bytes - u64::from(old) + u64::from(weight);
         self.counters.updated += 1;
+        // A new value: the default grace, not a fetch's (`set_slot_grace`).
+        if self.grace_on {
+            self.grace_ms[i] = self.grace;
+            self.policy.own_grace(s, false);
+        }
         if let Some(c) = c {
             self.set_clocks(s, c);
         }

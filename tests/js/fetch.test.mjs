@@ -383,6 +383,33 @@ test("grace: a new value replaces the stale one, which is disposed as expired", 
   assert.equal(log.length, 4);
 });
 
+test("grace belongs to a value: a set after a fetch with its own grace gives the new value the default", async () => {
+  const down = () => Promise.reject(new Error("down"));
+  const outcome = (p) => p.then((v) => `resolved ${v}`, (e) => `rejected ${e.message}`);
+  // The fetch's grace (100) is not the set value's (the default, none).
+  const a = new TtlCache({ now: 0 });
+  assert.equal(await a.fetch("k", () => "v1", { ttl: 10, grace: 100 }), "v1");
+  a.set("k", "v2", { ttl: 10 });
+  a.tick(20);
+  assert.equal(await outcome(a.fetch("k", down)), "rejected down");
+  // And the default (100) is the set value's, not the fetch's 0; the same
+  // through the inline path (no options: the constructor's ttl).
+  for (const opts of [{ ttl: 10 }, undefined]) {
+    const b = new TtlCache({ now: 0, ttl: 10, grace: 100 });
+    assert.equal(await b.fetch("k", () => "v1", { grace: 0 }), "v1");
+    b.set("k", "v2", opts);
+    b.tick(20);
+    assert.equal(await outcome(b.fetch("k", down)), "resolved v2", `set opts ${JSON.stringify(opts)}`);
+  }
+  // A hash field the same.
+  const h = new TtlCache({ now: 0 });
+  assert.equal(await h.hfetch("h", "f", () => "v1", { ttl: 10, grace: 100 }), "v1");
+  h.hset("h", "f", "v2", { ttl: 10 });
+  h.hset("h", "g", "live", { ttl: 1000 });
+  h.tick(20);
+  assert.equal(await outcome(h.hfetch("h", "f", down)), "rejected down");
+});
+
 test("grace without a sweep: a read that finds the entry expired keeps it for fetch", async () => {
   const c = new TtlCache({ now: 0, ttl: 10, grace: 100, sweepBudget: 0 });
   c.set("k", "v");
