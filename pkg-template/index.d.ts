@@ -36,47 +36,47 @@ export interface TtlCacheOptions<V = unknown> {
    * `tick(t)` (deterministic tests, simulations). Without it (and without
    * `clock`) the cache follows `Date.now()`. With `clock`: `TypeError`.
    */
-  now?: number;
+  now?: number | undefined;
   /**
    * Follow this clock (ms) instead of `Date.now()`, e.g.
    * `() => performance.timeOrigin + performance.now()` or a fake clock. Read
    * at most once per synchronous run of JS; a reading earlier than the last
    * is ignored (time never runs backwards). With `now`: `TypeError`.
    */
-  clock?: () => number;
+  clock?: (() => number) | undefined;
   /** Default absolute lifetime of an entry or hash field, in ms from its write (positive, or `Infinity` for none). Default `Infinity`. */
-  ttl?: number;
+  ttl?: number | undefined;
   /** Default sliding idle window, in ms: `get`, `hget` and `touch` restart it (positive, or `Infinity` for none). Default `Infinity`. */
-  idle?: number;
+  idle?: number | undefined;
   /** Most entries held at once (plain entries plus hash fields): an integer from 1 to 2^53 - 1. Default `Infinity`. */
-  maxEntries?: number;
+  maxEntries?: number | undefined;
   /** Most total size held at once, as measured by `sizeOf`: an integer from 1 to 2^53 - 1. Default `Infinity`. */
-  maxBytes?: number;
+  maxBytes?: number | undefined;
   /**
    * Size of one value for `maxBytes`: an integer from 0 to 2^32-1. Called on
    * every write while `maxBytes` is set; `field` is the hash field, or
    * `undefined` for a plain entry.
    */
-  sizeOf?: (value: V, key: string, field: string | undefined) => number;
+  sizeOf?: ((value: V, key: string, field: string | undefined) => number) | undefined;
   /**
    * Most expired entries one `tick()` removes; each write also reclaims a
    * few (two per write, whatever this is). Default 1000; 0 turns all
    * sweeping off, the writes' reclaim included (reads still never return
    * an expired entry; `purge()` still works).
    */
-  sweepBudget?: number;
+  sweepBudget?: number | undefined;
   /**
    * Called once for each value that leaves the cache, after the cache's state
    * is complete. `field` is the hash field, or `undefined` for a plain entry.
    */
-  dispose?: (value: V, key: string, reason: DisposeReason, field: string | undefined) => void;
+  dispose?: ((value: V, key: string, reason: DisposeReason, field: string | undefined) => void) | undefined;
   /**
    * Default for `fetch`/`hfetch`: a fetch that finds a live entry written
    * more than `refresh` ms ago resolves to it at once and starts one
    * background load whose result replaces it (refresh-ahead). A non-negative
    * number or `Infinity`. Default: none.
    */
-  refresh?: number;
+  refresh?: number | undefined;
   /**
    * After an entry's deadline its last value is kept `grace` ms more as a
    * fallback for `fetch`/`hfetch` only: a failed load then resolves to it
@@ -84,7 +84,7 @@ export interface TtlCacheOptions<V = unknown> {
    * "expired")` runs when its grace ends or a new value replaces it. A
    * non-negative number or `Infinity`. Default 0 (none).
    */
-  grace?: number;
+  grace?: number | undefined;
   /**
    * Hears the errors of loads that reject no caller: background refreshes
    * and loads answered with a stale value. A load whose signal this cache
@@ -92,7 +92,7 @@ export interface TtlCacheOptions<V = unknown> {
    * won, or every waiter stopped waiting) is not heard: its error is most
    * likely that abort. No load error ever becomes an unhandled rejection.
    */
-  onLoadError?: (error: unknown, key: string, field: string | undefined) => void;
+  onLoadError?: ((error: unknown, key: string, field: string | undefined) => void) | undefined;
 }
 
 /** What a loader receives besides the key (and field). */
@@ -109,24 +109,24 @@ export interface LoaderContext {
 export type FetchOptions = (
   | {
       /** Lifetime of the loaded value in ms (positive, or `Infinity`). Default: the constructor's `ttl`. */
-      ttl?: number;
+      ttl?: number | undefined;
       /** Idle window of the loaded value in ms (positive, or `Infinity`). */
-      idle?: number;
+      idle?: number | undefined;
       expireAt?: never;
     }
   | {
       /** Absolute deadline of the loaded value: a time in ms or a `Date`. */
       expireAt: Time;
-      idle?: number;
+      idle?: number | undefined;
       ttl?: never;
     }
 ) & {
   /** Refresh-ahead age in ms for this fetch (see the constructor's `refresh`). */
-  refresh?: number;
+  refresh?: number | undefined;
   /** Grace in ms of the value this fetch stores (see the constructor's `grace`). */
-  grace?: number;
+  grace?: number | undefined;
   /** Stops this caller's wait (its promise rejects with `signal.reason`); the load goes on for other waiters. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 };
 
 /**
@@ -148,9 +148,9 @@ export type SetOptions =
        * resolution) the write stores nothing and deletes the key; if a finite ttl overflows it to
        * `Infinity`, `RangeError` ("too large for the clock").
        */
-      ttl?: number;
+      ttl?: number | undefined;
       /** Idle window in ms (positive, or `Infinity`). Overrides the constructor's `idle`. */
-      idle?: number;
+      idle?: number | undefined;
       expireAt?: never;
       keepTtl?: false;
     }
@@ -158,7 +158,7 @@ export type SetOptions =
       /** Absolute deadline: a time in ms (the cache's clock domain) or a `Date`. */
       expireAt: Time;
       /** Idle window in ms (positive, or `Infinity`). */
-      idle?: number;
+      idle?: number | undefined;
       ttl?: never;
       keepTtl?: false;
     }
@@ -177,17 +177,28 @@ export type SetOptions =
  * clock never runs back behind the snapshot's time.
  */
 export interface RestoreOptions<V = unknown> {
-  sizeOf?: (value: V, key: string, field: string | undefined) => number;
-  dispose?: (value: V, key: string, reason: DisposeReason, field: string | undefined) => void;
+  sizeOf?: ((value: V, key: string, field: string | undefined) => number) | undefined;
+  dispose?: ((value: V, key: string, reason: DisposeReason, field: string | undefined) => void) | undefined;
   /** A manual clock at `now` ms (or at the snapshot's time, if later). With `clock`: `TypeError`. */
-  now?: number;
+  now?: number | undefined;
   /** Follow this clock. With `now`: `TypeError`. */
-  clock?: () => number;
+  clock?: (() => number) | undefined;
   /** As the constructor's: snapshots hold no loading options (nor per-entry grace). */
-  refresh?: number;
-  grace?: number;
-  onLoadError?: (error: unknown, key: string, field: string | undefined) => void;
+  refresh?: number | undefined;
+  grace?: number | undefined;
+  onLoadError?: ((error: unknown, key: string, field: string | undefined) => void) | undefined;
 }
+
+/**
+ * The options the runtime refuses together, as types: `now` and `clock`
+ * exclude each other, and `maxBytes` needs `sizeOf` (each a `TypeError`).
+ */
+export type ClockChoice =
+  | { now?: number | undefined; clock?: undefined }
+  | { clock?: (() => number) | undefined; now?: undefined };
+export type BytesChoice<V> =
+  | { maxBytes?: undefined }
+  | { maxBytes: number; sizeOf: (value: V, key: string, field: string | undefined) => number };
 
 // `Symbol.dispose` for `using`, on a TypeScript lib older than ES2025's
 // (declared the same way as @types/node and TypeScript's own lib do, so it
@@ -262,10 +273,13 @@ export interface TtlCacheStats {
  * earlier of the two. No `init()` call is needed.
  */
 export declare class TtlCache<V = unknown> implements Iterable<[string, Entry<V>]> {
-  constructor(options?: TtlCacheOptions<V>);
+  // Nominal: the ESM and CommonJS builds are two classes at run time (a
+  // cache of one is refused where the other's is expected), so as types.
+  #private;
+  constructor(options?: TtlCacheOptions<V> & ClockChoice & BytesChoice<V>);
 
   /** Rebuilds a cache from `snapshot()` bytes. Corrupt bytes throw `Error`. */
-  static restore<V = unknown>(bytes: Uint8Array, options?: RestoreOptions<V>): TtlCache<V>;
+  static restore<V = unknown>(bytes: Uint8Array, options?: RestoreOptions<V> & ClockChoice): TtlCache<V>;
 
   /** The cache's clock, in ms (reads a followed clock if this run has not yet). */
   readonly now: number;
@@ -336,8 +350,11 @@ export declare class TtlCache<V = unknown> implements Iterable<[string, Entry<V>
   free(): void;
   /** `free()`, for `using cache = new TtlCache()`. */
   [Symbol.dispose](): void;
-  /** Everything, deadlines included, in a versioned, checksummed format. Throws `TypeError` for a value with no data form. */
-  snapshot(): Uint8Array;
+  /**
+   * Everything, deadlines included, in a versioned, checksummed format. Throws `TypeError` for a value with no data form.
+   * A fresh copy over its own `ArrayBuffer` (`Uint8Array<ArrayBuffer>` where TypeScript has typed arrays' buffers: 5.7 on).
+   */
+  snapshot(): ReturnType<Uint8Array["slice"]>;
 
   // ---- loading: coalesced loads, refresh-ahead, stale-if-error
 
@@ -346,6 +363,8 @@ export declare class TtlCache<V = unknown> implements Iterable<[string, Entry<V>
    * `loader(key, { signal })` call shared by every fetch of `key` while it
    * runs, stored with `options` (`undefined` stores nothing). Bad arguments
    * reject with `TypeError`/`RangeError`; nothing is thrown synchronously.
+   * The result is typed by this call's loader; a fetch that joins another
+   * caller's load gets that load's result, `undefined` if its loader gave it.
    */
   fetch<T extends Defined<V> | undefined>(
     key: string,

@@ -1,4 +1,4 @@
-import type { Cond, Entry, SetOptions, TtlCache, TtlCacheOptions, TtlCacheStats } from "lapse";
+import type { Cond, Defined, Entry, SetOptions, TtlCache, TtlCacheOptions, TtlCacheStats } from "lapse";
 
 /** A value codec between JS values and the text stored in SQLite (JSON by default). */
 export interface DurableCodec<V = unknown> {
@@ -28,7 +28,7 @@ export declare class DurableCache<V = unknown> implements Iterable<[string, Entr
   constructor(ctx: DurableCacheState, options?: DurableCacheOptions<V>);
   /** Call from the object's `alarm()`: sweeps what expired (rows too) and re-arms. */
   alarm(): Promise<void>;
-  set(key: string, value: V, opts?: SetOptions): this;
+  set(key: string, value: Defined<V>, opts?: SetOptions): this;
   get(key: string): V | undefined;
   peek(key: string): V | undefined;
   has(key: string): boolean;
@@ -39,7 +39,7 @@ export declare class DurableCache<V = unknown> implements Iterable<[string, Entr
   ttl(key: string): number | undefined;
   delete(key: string): boolean;
   clear(): void;
-  hset(key: string, field: string, value: V, opts?: SetOptions): boolean;
+  hset(key: string, field: string, value: Defined<V>, opts?: SetOptions): boolean;
   hget(key: string, field: string): V | undefined;
   hhas(key: string, field: string): boolean;
   hdel(key: string, field: string): boolean;

@@ -2,7 +2,7 @@ import type { TtlCache, TtlCacheOptions } from "lapse";
 
 /** A Keyv store (Keyv 5 and 6, cache-manager 7, cacheable) backed by a lapse `TtlCache`. */
 export declare class KeyvLapse {
-  constructor(options?: TtlCacheOptions<any> | { cache: TtlCache<any> });
+  constructor(options?: TtlCacheOptions<any> | ({ cache: TtlCache<any> } & { [K in keyof TtlCacheOptions]?: never }));
   readonly cache: TtlCache<any>;
   opts: Record<string, unknown>;
   namespace?: string;

@@ -1,4 +1,4 @@
-import type { TtlCache, TtlCacheOptions, TtlCacheStats } from "lapse";
+import type { Defined, TtlCache, TtlCacheOptions, TtlCacheStats } from "lapse";
 
 /** A value codec between JS values and the strings stored in Redis (JSON by default). */
 export interface Codec<V = unknown> {
@@ -13,7 +13,11 @@ export interface Codec<V = unknown> {
  * Redis, then the loader, and keeps no stale copy): each throws `TypeError`.
  */
 export interface NearCacheOptions<V = unknown> extends Omit<TtlCacheOptions<V>, "now" | "clock" | "grace" | "refresh" | "onLoadError"> {
-  /** JSON by default. */
+  /**
+   * JSON by default: a value read back from Redis is its JSON round trip (a
+   * `Date` comes back a string, a `Map` an object), whatever `V` says. Give
+   * a codec for values JSON does not carry.
+   */
   codec?: Codec<V>;
   /**
    * Only keys under these prefixes are cached locally (and tracked by the
@@ -56,7 +60,7 @@ export declare class NearCache<V = unknown> {
    * key with another. Errors from Redis or the codec name the key.
    */
   get(key: string): Promise<V | undefined>;
-  set(key: string, value: V, opts?: NearCacheSetOptions): Promise<this>;
+  set(key: string, value: Defined<V>, opts?: NearCacheSetOptions): Promise<this>;
   delete(key: string): Promise<boolean>;
   /**
    * The loader's `signal` is aborted once its result can no longer be stored:

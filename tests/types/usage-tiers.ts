@@ -17,7 +17,12 @@ async function tiers() {
   const hits: number = near.stats().invalidations + near.local.stats().hits;
   await near.close();
 
+  // @ts-expect-error: values are never undefined
+  await near.set("user:1", undefined);
   const store = new KeyvLapse({ maxEntries: 10 });
+  // @ts-expect-error: a cache, or options for a new one, not both (TypeError at run time)
+  new KeyvLapse({ cache: near.local, ttl: 5 });
+  new KeyvLapse({ cache: near.local });
   const ok: boolean = await store.set("k", "v", 1000);
   const driver: LapseDriver = lapseDriver({ maxItems: 10, idle: 1000 }).factory({});
   const left: number = driver.getRemainingTtl("k");

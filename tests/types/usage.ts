@@ -162,6 +162,19 @@ TtlCache.restore(bytes, { ttl: 5 });
 TtlCache.restore(bytes, { now: 0 });
 TtlCache.restore(bytes, { clock: () => Date.now() });
 TtlCache.restore(bytes, { grace: 1_000, refresh: 500, onLoadError: (e: unknown) => void e });
+// @ts-expect-error now and clock exclude each other (TypeError at run time)
+TtlCache.restore(bytes, { now: 0, clock: () => Date.now() });
+// @ts-expect-error now and clock exclude each other
+new TtlCache({ now: 0, clock: () => Date.now() });
+// @ts-expect-error maxBytes needs sizeOf (TypeError at run time)
+new TtlCache({ maxBytes: 1000 });
+new TtlCache<string>({ maxBytes: 1000, sizeOf: (v) => v.length });
+new TtlCache<string>({ sizeOf: (v) => v.length });
+// An explicit undefined is an absent option (exactOptionalPropertyTypes).
+new TtlCache({ ttl: undefined, idle: undefined, now: undefined, dispose: undefined });
+c.set("k", { name: "x" }, { ttl: undefined });
+// The bytes are a fresh copy over an ArrayBuffer: Blob and fetch bodies take them.
+new Blob([c.snapshot()]);
 void back;
 
 // ---- exported helper types
