@@ -505,28 +505,20 @@ class FetchHarness extends Harness {
     super.reconcile(op, failed);
   }
 
-  /** Every entry and field object of the model, before a step replaces some. */
-  snap() {
-    const m = new Map();
-    for (const [k, e] of this.model) {
-      if (e.fields === undefined) m.set(k, e);
-      else for (const [f, x] of e.fields) m.set(FetchHarness.id(k, f), x);
-    }
-    return m;
-  }
-
-  /** A write's new entry or field takes its write time, and a grace: kept from a live one, else the default. */
-  stamp(prev, k, f, grace) {
+  /**
+   * A write's new entry or field takes its write time, and a grace: the
+   * storing fetch's own, else the default. Grace belongs to a value: a new
+   * one does not inherit the grace a fetch gave the one it replaces.
+   */
+  stamp(k, f, grace) {
     const x = this.entry(k, f);
     if (x === undefined) return;
-    const old = prev.get(FetchHarness.id(k, f));
-    const wasLive = old !== undefined && live(old.clk, this.now) && old !== x;
     x.born = this.bornFrom === undefined ? undefined : this.now;
-    x.grace = grace !== undefined ? grace : wasLive ? old.grace : this.grace;
+    x.grace = grace !== undefined ? grace : this.grace;
   }
 
   /** What the recorded base calls did to loads, write times and graces. */
-  learn(prev) {
+  learn() {
     for (const { name, args, threw, result, had } of this.log.splice(0)) {
       if (threw) continue;
       const [k, f] = args;
@@ -543,8 +535,8 @@ class FetchHarness extends Harness {
       } else if (name === "hdel") {
         this.invalidate(k, f);
       }
-      if (name === "set") this.stamp(prev, k, undefined, undefined);
-      if (name === "hset") this.stamp(prev, k, f, undefined);
+      if (name === "set") this.stamp(k, undefined, undefined);
+      if (name === "hset") this.stamp(k, f, undefined);
     }
   }
 
@@ -642,14 +634,13 @@ class FetchHarness extends Harness {
   /** The model side of a load's store: as set / hset with the load's options. Returns false if hset would throw. */
   store(load, v) {
     const { key: k, field: f } = load;
-    const prev = this.snap();
     const clk = this.resolve(load.write, undefined);
     if (f === undefined) {
       this.invalidateKey(k); // the store is a set: the key's field loads lose
       this.before = this.plainLive(k) ? this.model.get(k).v : undefined;
       if (live(clk, this.now)) this.model.set(k, { clk, v });
       else this.model.delete(k);
-      this.stamp(prev, k, undefined, load.grace);
+      this.stamp(k, undefined, load.grace);
       return true;
     }
     const fs = this.liveHash(k);
@@ -662,7 +653,7 @@ class FetchHarness extends Harness {
     if (live(clk, this.now)) hash.set(f, { clk, v });
     else hash.delete(f);
     if (![...hash.values()].some((x) => live(x.clk, this.now))) this.model.delete(k);
-    else this.stamp(prev, k, f, load.grace);
+    else this.stamp(k, f, load.grace);
     return true;
   }
 
@@ -691,7 +682,7 @@ class FetchHarness extends Harness {
       if (stale !== null) this.stat.staleServed += load.waiters.length;
     }
     await flush();
-    this.learn(this.snap());
+    this.learn();
     for (const w of load.waiters) {
       assert.ok(w.got !== undefined, "a waiter was not answered");
       const what = `waiter of ${load.key} ${load.field}`;
@@ -726,12 +717,11 @@ class FetchHarness extends Harness {
   async fstep() {
     const op = this.r(16);
     if (op < 9) {
-      const prev = this.snap();
       this.step();
-      this.learn(prev);
+      this.learn();
     } else if (op < 12) {
       await this.fetchOp();
-      this.learn(this.snap());
+      this.learn();
       this.reconcile(19, false);
     } else if (op < 15) {
       await this.settleOp();
