@@ -450,7 +450,21 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         let mut log = log;
         log.clear();
         self.engine.log = log;
+        self.fit_index();
         (out, mine)
+    }
+
+    /// Halves the index once under a quarter of it is used (V8's rule for
+    /// a `Map`): iterations and snapshots walk the table, so without it
+    /// they would cost what the most keys ever held did (the contract: no
+    /// operation's cost grows with slots once used and freed). Amortized:
+    /// a quarter of the entries left since the table last had this size.
+    fn fit_index(&mut self) {
+        let (n, cap) = (self.index.len(), self.index.capacity());
+        if cap > 64 && n < cap / 4 {
+            let items = &self.items;
+            self.index.shrink_to(n * 2, |&x| wide(hash_in(items, x)));
+        }
     }
 
     /// Records an evicted key for S3-FIFO's ghost queue (see `Ghosts`), up

@@ -36,8 +36,10 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         };
         self.refresh();
         let mut entries = Vec::new();
-        // Keys in insertion order (SNAPSHOT.md), not slot order.
-        let mut order: Vec<(u32, u32)> = (self.engine.occupied())
+        // Keys in insertion order (SNAPSHOT.md), not slot order; from the
+        // index, whose size follows the keys held (`fit_index`), not the
+        // slots once used.
+        let mut order: Vec<(u32, u32)> = (self.index.iter().copied())
             .filter_map(|s| match self.items.get(s as usize) {
                 Some(Item::Plain { .. } | Item::Hash { .. }) if self.live(s) => Some((self.seqs[s as usize], s)),
                 _ => None,

@@ -96,3 +96,37 @@ fn reads_of_a_hash_do_not_walk_its_unswept_expired_fields() {
         c.check_invariants().unwrap();
     }
 }
+
+/// Iteration and snapshots walk the index, which follows the keys held, not
+/// the most ever held: 100k keys, then all but 10 gone (deleted, expired,
+/// cleared), leave a table of a few dozen buckets (it was 131,072).
+#[test]
+fn the_index_shrinks_with_the_keys_it_holds() {
+    let expire_at = |t| Write { ttl: Some(t), ..Write::default() };
+    for how in ["delete", "expire", "clear"] {
+        let mut c: TtlCache<u32, u32> = TtlCache::new(0.0);
+        for k in 0..100_000 {
+            let w = if how == "expire" && k >= 10 { expire_at(5.0) } else { Write::default() };
+            c.set(k, k, w).unwrap();
+        }
+        assert!(c.index.capacity() >= 100_000);
+        match how {
+            "delete" => (10..100_000).for_each(|k| {
+                c.delete(&k);
+            }),
+            "expire" => {
+                c.tick(10.0).unwrap();
+                c.purge();
+            }
+            _ => c.clear(),
+        }
+        let held = if how == "clear" { 0 } else { 10 };
+        assert_eq!(c.len(), held, "{how}");
+        assert!(c.index.capacity() <= 4 * held + 64, "{how}: index of {} for {held} keys", c.index.capacity());
+        let mut keys: Vec<u32> = c.keys().copied().collect();
+        keys.sort_unstable();
+        assert_eq!(keys, (0..held as u32).collect::<Vec<_>>(), "{how}");
+        assert_eq!(order(&c), (0..held as u32).collect::<Vec<_>>(), "{how}: the snapshot, in insertion order");
+        c.check_invariants().unwrap();
+    }
+}

@@ -663,12 +663,6 @@ impl Engine {
         self.wt(s as usize)
     }
 
-    /// Slots in use, in slot order (snapshots).
-    #[cfg_attr(target_arch = "wasm32", allow(dead_code))] // used by the native TtlCache
-    pub fn occupied(&self) -> impl Iterator<Item = u32> + '_ {
-        (0..self.capacity() as u32).filter(move |&s| !matches!(self.kind(s), Kind::Free | Kind::Reserved))
-    }
-
     /// Sets `maxEntries` without preallocating for it: a restored engine
     /// grows as its entries arrive (a snapshot's bound is data, and a tiny
     /// hostile snapshot must not reserve a million slots).
