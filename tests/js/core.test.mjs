@@ -393,15 +393,23 @@ test("capacity: an entry read after another was last written is kept over it", (
     [2, "set a, set b, get b, get b, get b, set b, get a, set c"],
     [4, "set a, set b, set c, set d, get a, get b, get c, get d, set b, set c, set d, get a, set e"],
   ];
-  for (const [max, script] of cases) {
-    for (const opts of [undefined, { ttl: 1e9 }]) {
+  // The same with each key a one-field hash: a field write is a write of
+  // the key (a probe: a hash read, then written, kept its reads' credit and
+  // outlasted a key read after that write).
+  const hashCases = [...cases, [2, "set old, get old, get old, set old, set a, get a, set new"]];
+  for (const [max, script] of hashCases) {
+    for (const mode of ["plain", "plain, options", "hash"]) {
+      const opts = mode === "plain, options" ? { ttl: 1e9 } : undefined;
       const c = new TtlCache({ now: 0, maxEntries: max });
       for (const step of script.split(", ")) {
         const [op, k] = step.split(" ");
-        if (op === "set") c.set(k, 1, opts);
+        if (mode === "hash") {
+          if (op === "set") c.hset(k, "f", 1);
+          else c.hget(k, "f");
+        } else if (op === "set") c.set(k, 1, opts);
         else c.get(k);
       }
-      assert.equal(c.has("a"), true, `${script} (maxEntries ${max}${opts ? ", set with options" : ""})`);
+      assert.equal(c.has("a"), true, `${script} (maxEntries ${max}, ${mode})`);
     }
   }
   // Random scripts, each eviction checked against the rule.
