@@ -69,6 +69,10 @@ pub(crate) enum Pop {
 pub(crate) struct Wheel {
     /// The first tick that has not been fully processed.
     cur: u64,
+    /// The earliest tick a slot asked for that went in the cursor's bucket
+    /// since the cursor last moved (overdue slots land there, clamped to
+    /// it); the cursor if none did. No deadline in that bucket is earlier.
+    low: u64,
     /// The first slot of each bucket's lists (`NIL`: empty), then the last
     /// slot of each level-0 list (`LISTS` on). No length: `pop` takes
     /// heads, and `cancel` finds a list's end by its mark.
@@ -104,6 +108,7 @@ impl Default for Wheel {
     fn default() -> Self {
         Wheel {
             cur: 0,
+            low: 0,
             // Allocated by the first `schedule` (or `try_reserve`): 6 KB
             // that a cache which never holds an entry should not pay.
             heads: Vec::new(),
@@ -121,6 +126,7 @@ impl Wheel {
     /// `default()`, as a constant (`Engine::new` copies a blank engine).
     pub const EMPTY: Wheel = Wheel {
         cur: 0,
+        low: 0,
         heads: Vec::new(),
         occupied: [0; LEVELS],
         links: Links::EMPTY,
@@ -176,6 +182,7 @@ impl Wheel {
 
     fn put(&mut self, s: u32, t: u64, back: bool) {
         debug_assert!(!self.is_scheduled(s));
+        self.low = self.low.min(t);
         let t = t.max(self.cur);
         let diff = t ^ self.cur;
         // Only the cursor's own tick lands in a bucket due at the cursor.
@@ -328,6 +335,12 @@ impl Wheel {
         (mask != 0 && b != g).then(|| above(self.cur, 0) | b as u64)
     }
 
+    /// No slot in the cursor's bucket is due before this tick (see `low`).
+    /// O(1).
+    pub fn cursor_floor(&self) -> u64 {
+        self.low
+    }
+
     /// Calls `f(start, first)` for each occupied bucket: its start tick
     /// (every slot in it not already due at the cursor, where overdue ones
     /// land, is due at that tick or later) and its first slot
@@ -403,6 +416,7 @@ impl Wheel {
             match self.next_event() {
                 Some(n) if n <= limit => {
                     self.cur = n;
+                    self.low = n;
                     self.quiet = false;
                 }
                 _ => {
@@ -410,7 +424,9 @@ impl Wheel {
                     // on `limit`: a slot scheduled later at that tick (a
                     // deadline a fraction of a tick ahead) is due at the next
                     // pop at the same limit, so a purge is exact.
-                    self.cur = limit.max(self.cur);
+                    if limit > self.cur {
+                        (self.cur, self.low) = (limit, limit);
+                    }
                     self.quiet = true;
                     return None;
                 }
@@ -445,7 +461,7 @@ impl Wheel {
     /// Restarts the cursor (used after `clear` or when restoring).
     pub fn reset_cursor(&mut self, cur: u64) {
         debug_assert_eq!(self.len, 0);
-        self.cur = cur;
+        (self.cur, self.low) = (cur, cur);
     }
 
     pub fn memory(&self) -> usize {
@@ -457,6 +473,9 @@ impl Wheel {
     #[cfg(any(debug_assertions, feature = "invariants"))]
     pub fn check(&self, n: usize) -> core::result::Result<Vec<bool>, alloc::string::String> {
         use alloc::format;
+        if self.low > self.cur {
+            return Err(format!("the cursor's floor {} is past the cursor {}", self.low, self.cur));
+        }
         let mut seen = alloc::vec![false; n];
         let mut count = 0;
         for (l, &head) in self.heads[..LISTS.min(self.heads.len())].iter().enumerate() {

@@ -369,12 +369,25 @@ impl Engine {
         // be earlier; not in the cursor's bucket, see `fine_start`): a
         // million keys sharing one millisecond cost a walk of them per call
         // (10 ms; a probe).
-        let floor = self.wheel.fine_start().map_or(f64::NEG_INFINITY, |t| self.time_of_tick(t));
+        // In the cursor's bucket, overdue slots have any deadline down to
+        // the wheel's floor for it: once one is found (a backlog, whose
+        // slots go in at the front), that floor is the answer, early but
+        // never late. A million overdue slots cost a walk of them per call
+        // (2 ms at 200k; a host re-arming after each tick drained a backlog
+        // in quadratic time); slots all still ahead are walked for the
+        // exact minimum, as a host would spin on an early one.
+        let fine_start = self.wheel.fine_start();
+        let floor = fine_start.map_or(f64::NEG_INFINITY, |t| self.time_of_tick(t));
+        let now = self.now();
         let mut s = fine.unwrap_or(NIL);
         while s != NIL {
             let d = self.deadline_of(s);
             best = best.min(d);
             if d <= floor {
+                break;
+            }
+            if d <= now && fine_start.is_none() {
+                best = best.min(self.time_of_tick(self.wheel.cursor_floor()));
                 break;
             }
             s = self.wheel.next_linked(s);

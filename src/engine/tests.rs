@@ -1065,3 +1065,47 @@ fn next_expiry_stops_at_a_slot_due_at_its_buckets_start_and_stays_exact() {
     f.check_invariants().unwrap();
     e.check_invariants().unwrap();
 }
+
+#[test]
+fn next_expiry_over_a_backlog_is_the_cursor_buckets_floor_and_never_late() {
+    // 5,000 slots due at 5 (ticks 5), swept 10 at a time: the rest wait in
+    // the cursor's bucket. The answer is at or before 5 without a walk of
+    // them (one overdue slot found, the bucket's floor returned).
+    let mut e = engine(Options { sweep_budget: Some(10), ..Default::default() });
+    let live = plain(&mut e, 1000.0, NEVER);
+    for _ in 0..5000 {
+        plain(&mut e, 5.0, NEVER);
+    }
+    e.tick(10.0).unwrap();
+    let t = e.next_expiry();
+    assert!(t <= 5.0, "next_expiry {t} with overdue slots due at 5");
+    // Drained, the answer is the live slot's again (its coarse bucket's
+    // start: early, but past the backlog's floor).
+    while e.tick(10.0).unwrap() > 0 {
+        assert!(e.next_expiry() <= 5.0 || e.entries() == 1);
+    }
+    let t = e.next_expiry();
+    assert!(e.entries() == 1 && t > 10.0 && t <= 1000.0, "next_expiry {t} with one slot due at 1000");
+    assert!(e.is_live(live));
+    // Overdue slots with earlier deadlines than the one found first: the
+    // floor covers them (the cursor's bucket holds any deadline down to it).
+    let mut f = engine(Options { sweep_budget: Some(1), ..Default::default() });
+    for d in [9.0, 2.0, 7.0, 3.0, 8.0] {
+        plain(&mut f, d, NEVER);
+    }
+    f.tick(20.0).unwrap();
+    let t = f.next_expiry();
+    assert!(t <= 3.0, "next_expiry {t}: slots due at 3 and later are held");
+    // A slot due later in the cursor's own tick (none overdue): exact, not
+    // an earlier time a host would spin on.
+    let mut g = engine(Options::default());
+    g.tick(10.2).unwrap();
+    let x = plain(&mut g, 0.5, NEVER); // due at 10.7, tick 10: the cursor's
+    assert_eq!(g.next_expiry(), 10.7);
+    assert_eq!(g.tick(10.2).unwrap(), 0);
+    assert_eq!(g.next_expiry(), 10.7);
+    assert!(g.is_live(x));
+    for x in [&e, &f, &g] {
+        x.check_invariants().unwrap();
+    }
+}
