@@ -45,7 +45,10 @@ export function liveKey(c, s) {
   if (!live(c, s)) return false;
   const v = valList(c)[s];
   if (!isHash(v)) return true;
-  if (v.graced) return false; // every field is in grace: no scan
+  // Every field is in grace, or the last scan found none live: no scan.
+  // Dead stays dead (deadlines only move by writes, which need a live
+  // hash; a write to a dead one replaces it, box and all).
+  if (v.graced || v.witness === -2) return false;
   // Scanning the fields in insertion order on every access cost O(dead
   // fields) each time the old ones had expired unswept (issue 13). The
   // witness makes that one scan per witness lifetime: it is the field with
@@ -61,7 +64,7 @@ export function liveKey(c, s) {
       best = f;
     }
   }
-  v.witness = best;
+  v.witness = best < 0 ? -2 : best;
   return best >= 0;
 }
 

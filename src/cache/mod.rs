@@ -9,6 +9,7 @@ mod tests;
 
 use std::borrow::Borrow;
 use std::hash::{BuildHasher, Hash};
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 
 use hashbrown::{DefaultHashBuilder, HashMap, HashTable};
 
@@ -64,15 +65,31 @@ enum Item<K, V> {
 /// `try_peek`, `hhas`, `httl`) answers in O(1) instead of walking the
 /// expired fields no sweep has removed (a probe: 0.45 ms a `contains` with
 /// 199k of them). Cleared when that field goes. In the box, not the slot:
-/// beside the key it would widen every item by 8 bytes.
+/// beside the key it would widen every item by 8 bytes. `DEAD` once a walk
+/// found no field live: a dead hash stays dead (its deadlines move only by
+/// writes, which replace a dead hash whole), so its `&self` reads do not
+/// walk again either (an atomic: they set it, and the cache stays `Sync`).
 struct Fields {
     names: HashMap<Box<str>, u32>,
-    witness: u32,
+    witness: AtomicU32,
+}
+
+/// [`Fields`]'s witness of a hash with no live field.
+const DEAD: u32 = NIL - 1;
+
+impl Fields {
+    fn witness(&self) -> u32 {
+        self.witness.load(Relaxed)
+    }
+
+    fn set_witness(&self, w: u32) {
+        self.witness.store(w, Relaxed);
+    }
 }
 
 impl Default for Fields {
     fn default() -> Self {
-        Fields { names: HashMap::default(), witness: NIL }
+        Fields { names: HashMap::default(), witness: AtomicU32::new(NIL) }
     }
 }
 
@@ -436,8 +453,8 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                     let Field { name, value } = *f;
                     if let Item::Hash { key, fields, .. } = self.item(parent) {
                         fields.remove(&name);
-                        if fields.witness == s {
-                            fields.witness = NIL;
+                        if fields.witness() == s {
+                            fields.set_witness(NIL);
                         }
                         if keep {
                             out.push(Removed { key: key.clone(), field: Some(name.into()), value, reason });
@@ -560,9 +577,18 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
             // engine's kind column need not be loaded.
             Some(Item::Plain { .. }) => self.engine.own_live(s, self.time()),
             Some(Item::Hash { fields, .. }) => {
-                let (now, witness) = (self.time(), fields.witness);
-                self.engine.own_live(s, now)
-                    && ((witness != NIL && self.engine.own_live(witness, now)) || self.engine.is_live_at(s, now))
+                let (now, witness) = (self.time(), fields.witness());
+                if witness == DEAD || !self.engine.own_live(s, now) {
+                    return false;
+                }
+                if witness != NIL && self.engine.own_live(witness, now) {
+                    return true;
+                }
+                let live = self.engine.is_live_at(s, now);
+                if !live {
+                    fields.set_witness(DEAD);
+                }
+                live
             }
             _ => self.engine.is_live_at(s, self.time()),
         }
@@ -575,16 +601,18 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         let Some(Item::Hash { fields, .. }) = self.items.get(h as usize) else {
             return;
         };
-        let w = fields.witness;
+        let w = fields.witness();
         // `f` may have just gone (an `hexpire` to the past deletes it).
         if self.engine.kind(f) != Kind::Field || self.engine.parent(f) != h {
             return;
         }
-        let better =
-            w == NIL || !self.engine.own_live(w, now) || self.engine.deadline_of(f) > self.engine.deadline_of(w);
+        let better = w == NIL
+            || w == DEAD
+            || !self.engine.own_live(w, now)
+            || self.engine.deadline_of(f) > self.engine.deadline_of(w);
         if better && self.engine.own_live(f, now) {
             if let Some(Item::Hash { fields, .. }) = self.items.get_mut(h as usize) {
-                fields.witness = f;
+                fields.set_witness(f);
             }
         }
     }
@@ -693,8 +721,12 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
 
     /// A time at or before the earliest deadline the cache holds
     /// (`f64::INFINITY` if none), to schedule the next [`tick`](Self::tick).
-    /// It can be early (by up to the wheel bucket the deadline sits in),
-    /// never late.
+    /// It can be early (by up to the wheel bucket the deadline sits in, or,
+    /// with a backlog of expired entries, at or before the earliest of
+    /// them), never late. With `sweep_budget: Some(0)`: the earliest
+    /// deadline still ahead, exact, stepping over expired entries no sweep
+    /// removes (a host ticking at them would spin); that walk is the price
+    /// of no sweeping.
     ///
     /// ```
     /// let mut c = lapse_cache::TtlCache::new(0.0);
@@ -824,8 +856,12 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                     }
                 }
                 (Some(Item::Hash { fields: fs, .. }), Kind::Hash) => {
-                    let witness = fs.witness;
-                    if witness != NIL && (self.engine.kind(witness) != Kind::Field || self.engine.parent(witness) != s)
+                    let witness = fs.witness();
+                    if witness == DEAD && self.engine.is_live(s) {
+                        return Err(format!("hash slot {s}: marked dead, but live"));
+                    }
+                    if !matches!(witness, NIL | DEAD)
+                        && (self.engine.kind(witness) != Kind::Field || self.engine.parent(witness) != s)
                     {
                         return Err(format!("hash slot {s}: witness {witness} is not one of its fields"));
                     }

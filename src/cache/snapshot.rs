@@ -124,7 +124,8 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
                         conv.push((name, value(&f.value)?));
                     }
                     let h = c.engine.restore_slot(Kind::Hash, NIL, times(&e.clocks), 0);
-                    let mut names = Box::new(Fields { names: HashMap::with_capacity(conv.len()), witness: NIL });
+                    let mut names =
+                        Box::new(Fields { names: HashMap::with_capacity(conv.len()), witness: AtomicU32::new(NIL) });
                     for (f, (name, v)) in fields.iter().zip(conv) {
                         let name: Box<str> = name.into();
                         let s = c.engine.restore_slot(Kind::Field, h, times(&f.clocks), f.weight);

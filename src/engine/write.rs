@@ -356,6 +356,17 @@ impl Engine {
         self.columns_for(weight, true, &c)?;
         if let Some(f) = live_f {
             if self.clocks_live(&c) {
+                // `is_live` walked the expired fields ahead of the hash's
+                // first live one: they go now (they are due), so that the
+                // next write of a field is not that walk again (a probe:
+                // 1.9 ms an hset behind 199k unswept ones, removing two).
+                // `f` is live: not one of them. Made again if stopped early.
+                if let Some(h) = live_h {
+                    self.drop_dead_fields(h, true);
+                    if self.cut {
+                        return Ok(None);
+                    }
+                }
                 self.overwrite(f, (!w.keep_ttl).then_some(c), weight);
                 return Ok(Some(f));
             }

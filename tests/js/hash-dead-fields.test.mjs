@@ -50,6 +50,46 @@ test("accesses to a hash with many expired fields do not each scan them", () => 
   assert.equal(c.hget("h", "live"), undefined);
 });
 
+test("a hash whose fields all expired is scanned once, not on every read", () => {
+  const c = new TtlCache({ now: 0, sweepBudget: 0 });
+  for (let i = 0; i < 1000; i++) c.hset("h", `f${i}`, i, { ttl: 5 });
+  c.tick(10);
+  const values = Map.prototype.values;
+  let scans = 0;
+  Map.prototype.values = function () {
+    scans++;
+    return values.call(this);
+  };
+  try {
+    for (let i = 0; i < 1000; i++) {
+      assert.equal(c.has("h"), false);
+      assert.equal(c.ttl("h"), undefined);
+      assert.equal(c.hhas("h", "f1"), false);
+    }
+  } finally {
+    Map.prototype.values = values;
+  }
+  assert.ok(scans <= 1, `${scans} scans of the fields for 3000 reads of a dead hash`);
+  // A write replaces the dead hash whole.
+  assert.equal(c.hset("h", "new", 1), true);
+  assert.equal(c.has("h"), true);
+  assert.deepEqual([...c.hgetall("h")], [["new", 1]]);
+});
+
+test("an hset of a live field behind expired ones removes those it walks past", () => {
+  const log = [];
+  const c = new TtlCache({ now: 0, dispose: (v, k, r, f) => log.push([f, r]) });
+  c.hset("h", "live", 0); // last in the engine's field list
+  for (let i = 0; i < 2000; i++) c.hset("h", `f${i}`, i, { ttl: 5 });
+  c.tick(10); // a budget of 1000: 1000 left unswept
+  assert.equal(c.stats().entries, 1001);
+  log.length = 0;
+  c.hset("h", "live", 1);
+  assert.equal(c.stats().entries, 1, "the write took the expired fields ahead of the live one");
+  assert.equal(log.filter(([, r]) => r === "expired").length, 1000);
+  assert.equal(c.hget("h", "live"), 1);
+});
+
 test("hlen, hgetall and iteration remove the expired fields they pass, so no later call passes them again", () => {
   for (const [what, read] of [
     ["hlen", (c) => assert.equal(c.hlen("h"), 2)],
