@@ -219,11 +219,12 @@ export function encodeSnapshot(now, follows, o, rows, shape) {
     if (p === Array.prototype && Array.isArray(v)) {
       const len = v.length;
       // The format holds an array's elements only: named properties would be
-      // dropped. Object.keys lists indices first, so the last key tells.
+      // dropped, and a hole would come back an element (undefined). Dense
+      // with none: exactly `len` keys, indices first, ascending, so the
+      // last is `len - 1`.
       const keys = Object.keys(v);
-      const last = keys.length === 0 ? undefined : keys[keys.length - 1];
-      if (last !== undefined && !(String(+last) === last && +last < len)) {
-        throw noData("it is an array with named properties");
+      if (keys.length !== len || (len !== 0 && keys[len - 1] !== String(len - 1))) {
+        throw noData("it is an array with holes or named properties");
       }
       u8(TAG_ARRAY);
       varint(len);
