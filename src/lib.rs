@@ -51,9 +51,12 @@
 //! assert_eq!(c.get("a"), Some(&1));
 //! ```
 //!
-//! No name here shadows `std`'s under a glob import: a write's options are
-//! [`SetOptions`] (not `Write`, which `std::io` and `std::fmt` use), and
-//! fallible calls return `Result<_, lapse_cache::Error>` (no `Result` alias).
+//! Names here stay clear of `std`'s under a glob import: a write's options
+//! are [`SetOptions`] (not `Write`, which `std::io` and `std::fmt` use), and
+//! fallible calls return `Result<_, lapse_cache::Error>` (no `Result`
+//! alias). [`Error`] itself is named like `std::io::Error` and
+//! `std::fmt::Error`, as most crates' error types are: with `std::io::*`
+//! glob-imported too, write it `lapse_cache::Error`.
 //!
 //! ```
 //! use lapse_cache::*;

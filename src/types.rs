@@ -51,6 +51,17 @@ impl Reason {
     }
 }
 
+/// The name the JS API uses, as [`Reason::as_str`].
+///
+/// ```
+/// assert_eq!(lapse_cache::Reason::Evicted.to_string(), "evicted");
+/// ```
+impl core::fmt::Display for Reason {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A condition on an expiry change, as in Redis `EXPIRE`.
 ///
 /// ```
@@ -96,6 +107,20 @@ impl Cond {
             Cond::Gt => new > current,
             Cond::Lt => new < current,
         }
+    }
+}
+
+/// [`Cond::parse`], for `"GT".parse::<Cond>()`.
+///
+/// ```
+/// let c: lapse_cache::Cond = "NX".parse().unwrap();
+/// assert_eq!(c, lapse_cache::Cond::Nx);
+/// ```
+impl core::str::FromStr for Cond {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Cond> {
+        Cond::parse(s)
     }
 }
 

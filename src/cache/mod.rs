@@ -926,6 +926,17 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         })
     }
 
+    /// Live plain values, in no particular order. No touch.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("a", 1, Default::default()).unwrap();
+    /// assert_eq!(c.values().collect::<Vec<_>>(), vec![&1]);
+    /// ```
+    pub fn values(&self) -> impl Iterator<Item = &V> + '_ {
+        self.iter().map(|(_, v)| v)
+    }
+
     /// Live keys (plain and hash), in no particular order.
     ///
     /// ```
@@ -985,6 +996,24 @@ pub(crate) fn native(e: Error) -> Error {
             Error::Range { arg, msg }
         }
         e => e,
+    }
+}
+
+/// `for (k, v) in &cache`: [`TtlCache::iter`].
+///
+/// ```
+/// let mut c = lapse_cache::TtlCache::new(0.0);
+/// c.set("a", 1, Default::default()).unwrap();
+/// for (k, v) in &c {
+///     assert_eq!((*k, *v), ("a", 1));
+/// }
+/// ```
+impl<'a, K: Hash + Eq + Clone, V, S: BuildHasher> IntoIterator for &'a TtlCache<K, V, S> {
+    type Item = (&'a K, &'a V);
+    type IntoIter = Box<dyn Iterator<Item = (&'a K, &'a V)> + 'a>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        Box::new(self.iter())
     }
 }
 

@@ -487,4 +487,69 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         self.drain();
         live
     }
+
+    /// [`get`](Self::get), for changing the value in place (a read: it
+    /// restarts the idle window and counts a hit). Its weight stays what the
+    /// write gave it.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("k", vec![1], Default::default()).unwrap();
+    /// c.get_mut("k").unwrap().push(2);
+    /// assert_eq!(c.peek("k"), Some(&vec![1, 2]));
+    /// ```
+    pub fn get_mut<Q>(&mut self, key: &Q) -> Option<&mut V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.get(key)?;
+        let s = self.slot(key)?;
+        match &mut self.items[s as usize] {
+            Item::Plain { value, .. } => Some(value),
+            _ => None,
+        }
+    }
+
+    /// [`peek`](Self::peek), for changing the value in place without
+    /// touching it.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// c.set("k", 1, Default::default()).unwrap();
+    /// *c.peek_mut("k").unwrap() += 1;
+    /// assert_eq!(c.peek("k"), Some(&2));
+    /// ```
+    pub fn peek_mut<Q>(&mut self, key: &Q) -> Option<&mut V>
+    where
+        K: Borrow<Q>,
+        Q: Hash + Eq + ?Sized,
+    {
+        self.refresh();
+        let s = self.live_slot(key)?;
+        match &mut self.items[s as usize] {
+            Item::Plain { value, .. } => Some(value),
+            _ => None,
+        }
+    }
+
+    /// Keeps only the live plain entries for which `keep(key, value)` is
+    /// true; the others are deleted (`Reason::Deleted`). Hashes stay.
+    ///
+    /// ```
+    /// let mut c = lapse_cache::TtlCache::new(0.0);
+    /// for k in 0..6 {
+    ///     c.set(k, k * 10, Default::default()).unwrap();
+    /// }
+    /// c.retain(|_, v| *v >= 30);
+    /// let mut kept: Vec<_> = c.keys().copied().collect();
+    /// kept.sort();
+    /// assert_eq!(kept, [3, 4, 5]);
+    /// ```
+    pub fn retain(&mut self, mut keep: impl FnMut(&K, &V) -> bool) {
+        let gone: Vec<K> = self.iter().filter(|(k, v)| !keep(k, v)).map(|(k, _)| k.clone()).collect();
+        for k in gone {
+            self.delete(&k);
+        }
+    }
 }
