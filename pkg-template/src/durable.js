@@ -24,7 +24,53 @@ const PLAIN = 0;
 const FIELD = 1;
 const HASH_KEY = 2;
 
-const JSON_CODEC = Object.freeze({ encode: (v) => JSON.stringify(v), decode: (s) => JSON.parse(s) });
+/**
+ * Why JSON would give back something else than `v` (a restart would change
+ * the value), or null: NaN and the infinities become null, -0 becomes 0, a
+ * Date a string, a Map or Set `{}`, a class instance a plain object, holes
+ * and undefined in arrays null, undefined and functions in objects vanish.
+ * JSON's own refusals (a bigint, a cycle) it reports itself.
+ */
+function notJson(v, depth) {
+  switch (typeof v) {
+    case "string":
+    case "boolean":
+      return null;
+    case "number":
+      return Number.isFinite(v) && !Object.is(v, -0) ? null : `${Object.is(v, -0) ? "-0" : v}`;
+    case "bigint":
+      return null; // JSON.stringify throws TypeError for it
+    case "object": {
+      if (v === null || depth > 1000) return null; // (past 1000, JSON's own stack overflow)
+      const p = Object.getPrototypeOf(v);
+      if (p === Array.prototype && Array.isArray(v)) {
+        const keys = Object.keys(v);
+        if (keys.length !== v.length || (v.length !== 0 && keys[v.length - 1] !== String(v.length - 1))) {
+          return "an array with holes or named properties";
+        }
+      } else if (p !== Object.prototype && p !== null) {
+        return `a ${p?.constructor?.name ?? "non-plain object"}`;
+      }
+      if (typeof v.toJSON === "function") return "an object with toJSON";
+      for (const k of Object.keys(v)) {
+        const why = v[k] === undefined ? "undefined" : notJson(v[k], depth + 1);
+        if (why !== null) return why;
+      }
+      return null;
+    }
+    default:
+      return typeof v; // undefined (inside), function, symbol
+  }
+}
+
+const JSON_CODEC = Object.freeze({
+  encode(v) {
+    const why = notJson(v, 0);
+    if (why !== null) throw new TypeError(`JSON would not give it back (${why} inside); give a codec`);
+    return JSON.stringify(v);
+  },
+  decode: (s) => JSON.parse(s),
+});
 const OWN_OPTIONS = new Set(["codec"]);
 
 /** A finite time, or null for "none" (SQLite has no Infinity). */
@@ -60,7 +106,11 @@ function unname(v) {
  * as it is, for the cache to reject.
  */
 function once(opts) {
-  return opts !== null && typeof opts === "object" && timeOf(opts) === opts ? { ...opts } : opts;
+  if (opts === null || typeof opts !== "object" || timeOf(opts) !== opts) return opts;
+  const o = { ...opts };
+  // Inherited options too, as the cache reads them (own ones first).
+  for (const k of ["ttl", "idle", "expireAt", "keepTtl"]) if (!Object.hasOwn(o, k) && opts[k] !== undefined) o[k] = opts[k];
+  return o;
 }
 
 const dateTime = Date.prototype.getTime;
@@ -102,6 +152,8 @@ export class DurableCache {
   #depth = 0;
   /** key -> Set of `${kind}:${field}` whose values are in the chunk table. */
   #chunked = new Map();
+  /** Keys whose hash fields removals took in this write (for set/hset: a dead hash replaced). */
+  #fieldGone = new Set();
 
   /**
    * `options`: every `TtlCache` option (`ttl`, `idle`, `maxEntries`,
@@ -255,6 +307,7 @@ export class DurableCache {
         this.#chunked.delete(key);
       }
     } else {
+      this.#fieldGone.add(key);
       this.#sql.exec(`DELETE FROM ${TABLE} WHERE key = ? AND kind = ${FIELD} AND field = ?`, name(key), name(field));
       this.#unchunk(key, FIELD, field);
       if (!this.#cache.has(key)) this.#sql.exec(`DELETE FROM ${TABLE} WHERE key = ?`, name(key));
@@ -309,8 +362,12 @@ export class DurableCache {
     this.#armedAt = next;
     const storage = this.#ctx.storage;
     // Not awaited: the object's output gate holds replies until storage has it.
+    // An alarm is wall-clock time: a cache that follows another `clock`
+    // has its next deadline that far ahead of now (an alarm at its own
+    // reading, behind the wall clock, fired again at once, hundreds of
+    // times a second).
     if (next === Infinity) void storage.deleteAlarm();
-    else void storage.setAlarm(Math.max(next, Date.now()));
+    else void storage.setAlarm(Date.now() + Math.max(0, next - this.#cache.now));
   }
 
   /** The row of a write (`enc`: its encoded value), with the clocks the write gave the entry. */
@@ -379,8 +436,15 @@ export class DurableCache {
   set(key, value, opts) {
     const o = once(opts);
     const enc = value === undefined ? undefined : this.#encode(value); // (undefined: the cache's TypeError)
+    const fresh = !this.#cache.has(key);
+    this.#fieldGone.clear();
     return this.#guard(() => {
       this.#cache.set(key, value, o);
+      // A dead hash this write replaced leaves its key's deadline row
+      // (its fields' rows went with their disposes, the key's only when
+      // the key is gone, and it is not): applied on waking, it deleted the
+      // new value.
+      if (fresh && this.#fieldGone.has(key)) this.#sql.exec(`DELETE FROM ${TABLE} WHERE key = ? AND kind = ${HASH_KEY}`, name(key));
       if (this.#cache.has(key)) this.#row(PLAIN, key, "", enc, o);
       this.#arm();
       return this;
@@ -390,8 +454,12 @@ export class DurableCache {
   hset(key, field, value, opts) {
     const o = once(opts);
     const enc = value === undefined ? undefined : this.#encode(value);
+    const fresh = !this.#cache.has(key);
+    this.#fieldGone.clear();
     return this.#guard(() => {
       const created = this.#cache.hset(key, field, value, o);
+      // A new hash has no deadline of its own: a dead one's row goes (see set).
+      if (fresh && this.#fieldGone.has(key)) this.#sql.exec(`DELETE FROM ${TABLE} WHERE key = ? AND kind = ${HASH_KEY}`, name(key));
       if (this.#cache.hhas(key, field)) this.#row(FIELD, key, field, enc, o);
       this.#arm();
       return created;

@@ -1,6 +1,12 @@
 import type { Cond, Defined, Entry, SetOptions, TtlCache, TtlCacheOptions, TtlCacheStats } from "lapse";
 
-/** A value codec between JS values and the text stored in SQLite (JSON by default). */
+/**
+ * A value codec between JS values and the text stored in SQLite. JSON by
+ * default, which refuses (TypeError naming `value`) what it would give back
+ * changed after a restart: NaN, the infinities, -0, a Date, Map, Set, typed
+ * array or class instance, an array with holes, undefined or a function
+ * inside, an object with toJSON.
+ */
 export interface DurableCodec<V = unknown> {
   encode(value: V): string;
   decode(text: string): V;

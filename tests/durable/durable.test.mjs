@@ -266,3 +266,47 @@ test("no cliff at a row's size limit: a 9 MB value and a 1.5 MB field survive a 
   assert.equal(s.value, "small");
   assert.equal(s.field, 4);
 });
+
+test("a dead hash's deadline row goes with it: a new hash or value under its key survives a restart", async () => {
+  // noAlarm: nothing sweeps, so the writes find the hashes dead, unswept.
+  const name = "hashkey";
+  await call("/hset", { name, cfg: { noAlarm: true }, key: "h", field: "f1", value: 1 });
+  await call("/hset", { name, key: "p", field: "f1", value: 1 });
+  assert.equal((await call("/expire", { name, key: "h", ms: 100 })).ok, true);
+  assert.equal((await call("/expire", { name, key: "p", ms: 100 })).ok, true);
+  await sleep(300);
+  assert.equal((await call("/hset", { name, key: "h", field: "f2", value: "new" })).created, true);
+  await call("/set", { name, key: "p", value: "plain", opts: { ttl: 3_600_000 } });
+  await stop();
+  await start();
+  const h = await call("/hget", { name, key: "h", field: "f2" });
+  assert.deepEqual([h.found, h.value, h.httl], [true, "new", null], "the new hash, with no deadline of its own");
+  const p = await call("/get", { name, key: "p" });
+  assert.equal(p.value, "plain", "the plain value that replaced the dead hash");
+  assert.ok(p.ttl > 3_500_000, `its own deadline: ttl ${p.ttl}`);
+});
+
+test("the default codec refuses values JSON would give back changed; a clock off the wall clock arms the alarm in wall time; inherited options count", async () => {
+  const name = "codec";
+  const r = await call("/values", { name, cfg: { clockOffset: -60_000 } });
+  for (const k of ["nan", "inf", "negzero", "date", "map", "bytes", "holes", "undef", "klass"]) {
+    assert.match(r.errors[k] ?? "stored", /^TypeError: value: /, `${k}: ${r.errors[k]}`);
+  }
+  assert.deepEqual(r.keys, ["v:plain"], "nothing else stored");
+  // The cache's clock is 60 s behind: its entry due in 30 s of its time is
+  // due in 30 s of wall time, not at once.
+  const before = Date.now();
+  await call("/set", { name, key: "soon", value: 1, opts: { ttl: 30_000 } });
+  await sleep(1_000);
+  const info = await call("/info", { name });
+  assert.ok(info.alarms <= 1, `${info.alarms} alarms in 1 s (one at its reading, 60 s behind, fired at once, again and again)`);
+  // (nextExpiry() may be early by its wheel bucket: 4 s at this distance.)
+  assert.ok(info.alarm >= before + 25_000 && info.alarm <= Date.now() + 31_000, `alarm at +${info.alarm - before} ms`);
+  const p = await call("/proto", { name, key: "inherited", ttl: 5_000 });
+  assert.ok(p.ttl <= 5_000, `ttl ${p.ttl} from an inherited option`);
+  await stop();
+  await start();
+  const g = await call("/get", { name, key: "inherited" });
+  assert.ok(g.found && g.ttl <= 5_000, `storage kept the inherited ttl: ${g.ttl}`);
+});
+

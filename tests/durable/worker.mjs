@@ -42,8 +42,12 @@ export class SharedCache extends DurableObject {
   }
 
   #open(cfg) {
-    // (JSON has no functions: `throwingDispose` asks for a dispose that throws.)
-    const { throwingDispose, ...opts } = cfg;
+    // (JSON has no functions: `throwingDispose` asks for a dispose that
+    // throws, `clockOffset` for a clock that far from Date.now(); `noAlarm`
+    // leaves the alarm unanswered, so that nothing sweeps.)
+    const { throwingDispose, clockOffset, noAlarm, ...opts } = cfg;
+    this.noAlarm = noAlarm === true;
+    if (clockOffset !== undefined) opts.clock = () => Date.now() + clockOffset;
     if (throwingDispose) {
       opts.dispose = (v, k, reason) => {
         throw new Error(`dispose threw (${reason} ${k})`);
@@ -54,6 +58,7 @@ export class SharedCache extends DurableObject {
 
   alarm() {
     this.alarms = (this.alarms ?? 0) + 1;
+    if (this.noAlarm) return undefined;
     return this.cache?.alarm();
   }
 
@@ -128,6 +133,28 @@ export class SharedCache extends DurableObject {
             },
           });
           return json({ error, value: c.peek(key) ?? null, ttl: c.ttl(`${key}:getter`) });
+        }
+        case "/expire":
+          return json({ ok: c.expire(key, Number(q("ms"))) });
+        case "/proto": {
+          // Options inherited through a prototype, as TtlCache reads them.
+          c.set(key, 1, Object.create({ ttl: Number(q("ttl")) }));
+          return json({ ttl: c.ttl(key) });
+        }
+        case "/values": {
+          // Values JSON (the default codec) would give back changed.
+          const errors = {};
+          const cases = { nan: NaN, inf: -Infinity, negzero: -0, date: new Date(0), map: new Map([["a", 1]]), bytes: new Uint8Array([1]), holes: [1, , 3], undef: { a: undefined }, klass: new (class Point {})() }; // eslint-disable-line no-sparse-arrays
+          for (const [k, v] of Object.entries(cases)) {
+            try {
+              c.set(`v:${k}`, v);
+              errors[k] = null;
+            } catch (e) {
+              errors[k] = `${e.name}: ${e.message}`;
+            }
+          }
+          c.set("v:plain", { a: [1, "x", null, true, { b: -1.5 }] });
+          return json({ errors, keys: [...c.keys()].filter((k) => k.startsWith("v:")) });
         }
         case "/rows": {
           const rows = this.ctx.storage.sql.exec("SELECT key, kind, field, abs, last, idle FROM _lapse_entries ORDER BY key, field").toArray();
