@@ -125,8 +125,9 @@ test("snapshot of a value too big for wasm memory is a RangeError (or works); no
   const c = new TtlCache({ now: 0 });
   c.set("small", 1);
   // Before: the check's tape (8 bytes a number) trapped; now it fits or is
-  // a RangeError. exhaustion.test.mjs drives the memory to its limit.
-  c.set("huge", new Array(3e8));
+  // a RangeError. exhaustion.test.mjs drives the memory to its limit. (Not
+  // new Array(3e8), as until 77faa21: an array of holes has no data form.)
+  c.set("huge", new Uint8Array(3e8));
   try {
     const bytes = c.snapshot();
     assert.ok(bytes.length > 3e8);
