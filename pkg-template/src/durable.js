@@ -181,10 +181,15 @@ export class DurableCache {
     this.#sql.exec(
       `CREATE TABLE IF NOT EXISTS ${TABLE} (key TEXT NOT NULL, kind INTEGER NOT NULL, field TEXT NOT NULL, value TEXT, abs REAL, last REAL NOT NULL, idle REAL, PRIMARY KEY (key, kind, field))`,
     );
+    // `read`: read since written (its eviction credit, which the replay
+    // gives back). Tables from before it get the column on waking.
+    if (!this.#sql.exec(`PRAGMA table_info(${TABLE})`).toArray().some((c) => c.name === "read")) {
+      this.#sql.exec(`ALTER TABLE ${TABLE} ADD COLUMN read INTEGER NOT NULL DEFAULT 0`);
+    }
     this.#sql.exec(
       `CREATE TABLE IF NOT EXISTS ${CHUNKS} (key TEXT NOT NULL, kind INTEGER NOT NULL, field TEXT NOT NULL, seq INTEGER NOT NULL, part TEXT NOT NULL, PRIMARY KEY (key, kind, field, seq))`,
     );
-    const rows = this.#sql.exec(`SELECT key, kind, field, value, abs, last, idle FROM ${TABLE} ORDER BY last`).toArray();
+    const rows = this.#sql.exec(`SELECT key, kind, field, value, abs, last, idle, read FROM ${TABLE} ORDER BY last`).toArray();
     // During the replay the clock starts at the oldest last access (the cache
     // reads it as it is built), and tick(t) walks it forward row by row; then
     // it follows the host's clock.
@@ -234,6 +239,12 @@ export class DurableCache {
       if (enc === null) enc = this.#joined(r.key, r.kind, r.field);
       if (r.kind === PLAIN) c.set(r.key, this.#codec.decode(enc), opts);
       else c.hset(r.key, r.field, this.#codec.decode(enc), opts);
+      // Read since written: the read again, at its time, for the credit the
+      // eviction policy gave it (else a wake evicted the key read last first).
+      if (r.read) {
+        if (r.kind === PLAIN) c.get(r.key);
+        else c.hget(r.key, r.field);
+      }
     }
     for (const r of keyDeadlines) if (r.abs !== null && c.has(r.key)) c.expireAt(r.key, r.abs);
     // Now the host's clock: the cache read the replay's clock in this run of
@@ -383,7 +394,7 @@ export class DurableCache {
       if (opts.keepTtl) {
         const prev = this.#sql.exec(`SELECT abs, last, idle FROM ${TABLE} WHERE key = ? AND kind = ? AND field = ?`, key, kind, field).toArray()[0];
         if (prev) {
-          this.#sql.exec(`UPDATE ${TABLE} SET value = ? WHERE key = ? AND kind = ? AND field = ?`, value, key, kind, field);
+          this.#sql.exec(`UPDATE ${TABLE} SET value = ?, read = 0 WHERE key = ? AND kind = ? AND field = ?`, value, key, kind, field);
           return;
         }
       }
@@ -393,7 +404,7 @@ export class DurableCache {
     }
     if (abs === undefined) abs = now + this.#ttl;
     this.#sql.exec(
-      `INSERT OR REPLACE INTO ${TABLE} (key, kind, field, value, abs, last, idle) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT OR REPLACE INTO ${TABLE} (key, kind, field, value, abs, last, idle, read) VALUES (?, ?, ?, ?, ?, ?, ?, 0)`,
       key,
       kind,
       field,
@@ -404,12 +415,20 @@ export class DurableCache {
     );
   }
 
-  /** A read or touch restarted idle windows: their last access is persisted. */
-  #touched(key, field) {
+  /**
+   * A read (`read`: get or hget) or touch restarted idle windows: their last
+   * access is persisted; a read also marks its row read since written, once
+   * (a row written only on the first read after a write, or with an idle window).
+   */
+  #touched(key, field, read) {
     const now = this.#cache.now;
-    this.#sql.exec(`UPDATE ${TABLE} SET last = ? WHERE key = ? AND kind != ${FIELD} AND idle IS NOT NULL`, now, name(key));
-    if (field !== undefined) {
-      this.#sql.exec(`UPDATE ${TABLE} SET last = ? WHERE key = ? AND kind = ${FIELD} AND field = ? AND idle IS NOT NULL`, now, name(key), name(field));
+    const mark = read ? ", read = 1" : "";
+    const first = read ? " OR read = 0" : "";
+    const last = "last = CASE WHEN idle IS NULL THEN last ELSE ? END";
+    if (field === undefined) {
+      this.#sql.exec(`UPDATE ${TABLE} SET ${last}${mark} WHERE key = ? AND kind = ${PLAIN} AND (idle IS NOT NULL${first})`, now, name(key));
+    } else {
+      this.#sql.exec(`UPDATE ${TABLE} SET ${last}${mark} WHERE key = ? AND kind = ${FIELD} AND field = ? AND (idle IS NOT NULL${first})`, now, name(key), name(field));
     }
   }
 
@@ -469,7 +488,7 @@ export class DurableCache {
   get(key) {
     return this.#guard(() => {
       const v = this.#cache.get(key);
-      if (v !== undefined) this.#touched(key);
+      if (v !== undefined) this.#touched(key, undefined, true);
       return v;
     });
   }
@@ -477,7 +496,7 @@ export class DurableCache {
   hget(key, field) {
     return this.#guard(() => {
       const v = this.#cache.hget(key, field);
-      if (v !== undefined) this.#touched(key, field);
+      if (v !== undefined) this.#touched(key, field, true);
       return v;
     });
   }

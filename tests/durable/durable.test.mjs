@@ -310,3 +310,22 @@ test("the default codec refuses values JSON would give back changed; a clock off
   assert.ok(g.found && g.ttl <= 5_000, `storage kept the inherited ttl: ${g.ttl}`);
 });
 
+test("a key read since its write keeps its eviction credit across a restart", async () => {
+  // maxEntries 3: a, b, c written, a read. After a wake, d evicts b (never
+  // read since written), not a (its read was forgotten: a went first).
+  const name = "credit";
+  for (const k of ["a", "b", "c"]) await call("/set", { name, cfg: { maxEntries: 3 }, key: k, value: k });
+  assert.equal((await call("/get", { name, key: "a" })).found, true);
+  await stop();
+  await start();
+  await call("/set", { name, key: "d", value: "d" });
+  assert.deepEqual((await call("/info", { name })).keys.sort(), ["a", "c", "d"]);
+  // A write clears the mark: a rewritten (not read since), c read, then a
+  // wake: e must keep c.
+  await call("/set", { name, key: "a", value: "a2" });
+  assert.equal((await call("/get", { name, key: "c" })).found, true);
+  await stop();
+  await start();
+  await call("/set", { name, key: "e", value: "e" });
+  assert.ok((await call("/info", { name })).keys.includes("c"), "c, read since written, kept");
+});
