@@ -329,3 +329,15 @@ test("a key read since its write keeps its eviction credit across a restart", as
   await call("/set", { name, key: "e", value: "e" });
   assert.ok((await call("/info", { name })).keys.includes("c"), "c, read since written, kept");
 });
+
+test("storage written before the read column wakes: the column is added, rows kept", async () => {
+  const name = "legacy";
+  const first = await call("/get", { name, cfg: { legacyRow: true }, key: "old" });
+  assert.deepEqual([first.found, first.value], [true, "kept"]);
+  await stop();
+  await start();
+  assert.equal((await call("/get", { name, key: "old" })).value, "kept");
+  const rows = await call("/rows", { name });
+  assert.equal(rows.count, 1);
+});
+

@@ -45,7 +45,15 @@ export class SharedCache extends DurableObject {
     // (JSON has no functions: `throwingDispose` asks for a dispose that
     // throws, `clockOffset` for a clock that far from Date.now(); `noAlarm`
     // leaves the alarm unanswered, so that nothing sweeps.)
-    const { throwingDispose, clockOffset, noAlarm, ...opts } = cfg;
+    const { throwingDispose, clockOffset, noAlarm, legacyRow, ...opts } = cfg;
+    const fresh = this.ctx.storage.sql.exec("SELECT count(*) AS n FROM sqlite_master WHERE name = '_lapse_entries'").toArray()[0].n === 0;
+    if (legacyRow && fresh) {
+      // Storage as the package wrote it before the read column: a table
+      // without it, holding one plain entry.
+      const t = "_lapse_entries";
+      this.ctx.storage.sql.exec(`CREATE TABLE IF NOT EXISTS ${t} (key TEXT NOT NULL, kind INTEGER NOT NULL, field TEXT NOT NULL, value TEXT, abs REAL, last REAL NOT NULL, idle REAL, PRIMARY KEY (key, kind, field))`);
+      this.ctx.storage.sql.exec(`INSERT OR REPLACE INTO ${t} VALUES ('old', 0, '', '"kept"', NULL, ?, NULL)`, Date.now());
+    }
     this.noAlarm = noAlarm === true;
     if (clockOffset !== undefined) opts.clock = () => Date.now() + clockOffset;
     if (throwingDispose) {
