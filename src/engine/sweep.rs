@@ -106,6 +106,18 @@ impl Engine {
                         removed += self.expire_hash_fields(s, budget - removed);
                     } else if !self.hold_in_grace(s) {
                         removed += self.remove(s, Reason::Expired);
+                    } else if self.wheel.is_scheduled(s) && self.tick_of(self.stale_until(s)) <= limit {
+                        // Its grace ends later in the clock's own tick (a
+                        // fractional deadline): back only after this sweep,
+                        // as a live slot due this tick. `purge` popped it
+                        // again and again, for good (a probe: a ttl of 0.5
+                        // and a grace of 10, purged at 10).
+                        self.wheel.cancel(s);
+                        if same_tick.try_reserve(1).is_err() {
+                            self.wheel.schedule(s, limit);
+                            break;
+                        }
+                        same_tick.push(s);
                     }
                 }
             }

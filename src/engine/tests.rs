@@ -1109,3 +1109,25 @@ fn next_expiry_over_a_backlog_is_the_cursor_buckets_floor_and_never_late() {
         x.check_invariants().unwrap();
     }
 }
+
+#[test]
+fn a_purge_ends_when_a_grace_ends_later_in_the_clocks_own_tick() {
+    // Deadline 0.5, grace 10: the grace ends at 10.5, in tick 10. At 10 a
+    // purge found the slot due, kept it in grace, rescheduled it at tick
+    // 10 and found it again, for good.
+    for ttl in [0.5, 0.25, 1.5] {
+        let mut e = engine(Options::default());
+        e.set_grace(10.0).unwrap();
+        let s = plain(&mut e, ttl, NEVER);
+        e.tick(10.0).unwrap();
+        let end = ttl + 10.0;
+        if end > 10.0 && end < 11.0 {
+            assert_eq!(e.purge(), 0, "ttl {ttl}: in grace until {end}");
+            assert_eq!(e.stale_until(s), end);
+            assert_eq!(e.tick(10.0).unwrap(), 0);
+        }
+        e.tick(12.0).unwrap();
+        assert_eq!((e.purge(), e.entries()), (0, 0), "ttl {ttl}: the grace ended and the slot went");
+        e.check_invariants().unwrap();
+    }
+}

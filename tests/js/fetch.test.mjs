@@ -410,6 +410,23 @@ test("grace belongs to a value: a set after a fetch with its own grace gives the
   assert.equal(await outcome(h.hfetch("h", "f", down)), "rejected down");
 });
 
+test("grace ending later in the clock's own millisecond: purge() and tick() return, and the value goes when it ends", async () => {
+  // A probe: purge() never returned (ttl 0.5, grace 10, purged at 10).
+  for (const hash of [false, true]) {
+    const c = new TtlCache({ now: 0, grace: 10 });
+    if (hash) c.hset("h", "f", "v", { ttl: 0.5 });
+    else c.set("k", "v", { ttl: 0.5 });
+    c.tick(10);
+    assert.equal(c.purge(), 0, "in grace until 10.5");
+    assert.equal(c.tick(10), 0);
+    const down = () => Promise.reject(new Error("down"));
+    assert.equal(await (hash ? c.hfetch("h", "f", down) : c.fetch("k", down)), "v", "served stale: the grace runs");
+    c.tick(11);
+    c.purge();
+    assert.equal(c.stats().entries, 0, "the grace ended");
+  }
+});
+
 test("grace without a sweep: a read that finds the entry expired keeps it for fetch", async () => {
   const c = new TtlCache({ now: 0, ttl: 10, grace: 100, sweepBudget: 0 });
   c.set("k", "v");
