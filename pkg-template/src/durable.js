@@ -416,6 +416,17 @@ export class DurableCache {
   }
 
   /**
+   * After a write of `key`, which was not live before it (`fresh`): if the
+   * write replaced a dead hash (a field of the key left in it), the hash's
+   * own deadline row goes. Its fields' rows went with their disposes, and
+   * the key's only when the key is gone, which it is not: applied on
+   * waking, that row deleted the new value or the new hash.
+   */
+  #replacedHash(key, fresh) {
+    if (fresh && this.#fieldGone.has(key)) this.#sql.exec(`DELETE FROM ${TABLE} WHERE key = ? AND kind = ${HASH_KEY}`, name(key));
+  }
+
+  /**
    * A read (`read`: get or hget) or touch restarted idle windows: their last
    * access is persisted; a read also marks its row read since written, once
    * (a row written only on the first read after a write, or with an idle window).
@@ -459,11 +470,7 @@ export class DurableCache {
     this.#fieldGone.clear();
     return this.#guard(() => {
       this.#cache.set(key, value, o);
-      // A dead hash this write replaced leaves its key's deadline row
-      // (its fields' rows went with their disposes, the key's only when
-      // the key is gone, and it is not): applied on waking, it deleted the
-      // new value.
-      if (fresh && this.#fieldGone.has(key)) this.#sql.exec(`DELETE FROM ${TABLE} WHERE key = ? AND kind = ${HASH_KEY}`, name(key));
+      this.#replacedHash(key, fresh);
       if (this.#cache.has(key)) this.#row(PLAIN, key, "", enc, o);
       this.#arm();
       return this;
@@ -477,8 +484,7 @@ export class DurableCache {
     this.#fieldGone.clear();
     return this.#guard(() => {
       const created = this.#cache.hset(key, field, value, o);
-      // A new hash has no deadline of its own: a dead one's row goes (see set).
-      if (fresh && this.#fieldGone.has(key)) this.#sql.exec(`DELETE FROM ${TABLE} WHERE key = ? AND kind = ${HASH_KEY}`, name(key));
+      this.#replacedHash(key, fresh);
       if (this.#cache.hhas(key, field)) this.#row(FIELD, key, field, enc, o);
       this.#arm();
       return created;
