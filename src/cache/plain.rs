@@ -503,12 +503,11 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
         K: Borrow<Q>,
         Q: Hash + Eq + ?Sized,
     {
+        // (`get` for the read's effects, then the slot it found: a second
+        // lookup, where `get`'s hot path stays as it is.)
         self.get(key)?;
         let s = self.slot(key)?;
-        match &mut self.items[s as usize] {
-            Item::Plain { value, .. } => Some(value),
-            _ => None,
-        }
+        self.plain_mut(s)
     }
 
     /// [`peek`](Self::peek), for changing the value in place without
@@ -527,6 +526,11 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     {
         self.refresh();
         let s = self.live_slot(key)?;
+        self.plain_mut(s)
+    }
+
+    /// The value of plain slot `s`; `None` for a hash.
+    fn plain_mut(&mut self, s: u32) -> Option<&mut V> {
         match &mut self.items[s as usize] {
             Item::Plain { value, .. } => Some(value),
             _ => None,
