@@ -54,8 +54,8 @@ export interface TtlCacheOptions<V = unknown> {
   maxBytes?: number | undefined;
   /**
    * Size of one value for `maxBytes`: an integer from 0 to 2^32-1. Called on
-   * every write while `maxBytes` is set; `field` is the hash field, or
-   * `undefined` for a plain entry.
+   * every write when given (its sum is `stats().bytes`, with or without
+   * `maxBytes`); `field` is the hash field, or `undefined` for a plain entry.
    */
   sizeOf?: ((value: V, key: string, field: string | undefined) => number) | undefined;
   /**

@@ -35,19 +35,7 @@ export class LapseDriver {
       this.#cache = config.cacheInstance;
       return;
     }
-    const opts = {};
-    for (const k of Object.keys(config)) {
-      if (REFUSED.has(k)) throw new TypeError(`options: LapseDriver does not take ${k} (its entries follow the host's clock, as bentocache's expiry does)`);
-      if (!OWN.has(k)) opts[k] = config[k];
-    }
-    if (config.maxItems !== undefined) {
-      if (opts.maxEntries !== undefined) throw new TypeError("maxItems: give maxItems (bentocache's name) or maxEntries, not both");
-      opts.maxEntries = config.maxItems;
-    }
-    if (config.maxSize !== undefined || config.maxEntrySize !== undefined) {
-      throw new TypeError("maxSize/maxEntrySize: use maxBytes with sizeOf (lapse measures entries with your sizeOf)");
-    }
-    this.#cache = new TtlCache(opts);
+    this.#cache = new TtlCache(cacheOptions(config));
   }
 
   /** The `TtlCache` behind the driver. */
@@ -122,5 +110,25 @@ export class LapseDriver {
  * `options`: `TtlCache` options (`maxEntries`, or bentocache's `maxItems`; `idle`, `maxBytes` + `sizeOf`, …).
  */
 export function lapseDriver(options = {}) {
+  // Checked here, where they are given: bentocache builds the driver at its
+  // first call, and a refused option threw from inside that call.
+  if (!options?.cacheInstance) new TtlCache(cacheOptions(options)).free();
   return { options, factory: (config) => new LapseDriver(config) };
+}
+
+/** The TtlCache options of a driver's config (bentocache's names mapped); throws TypeError for refused ones. */
+function cacheOptions(config) {
+  const opts = {};
+  for (const k of Object.keys(config)) {
+    if (REFUSED.has(k)) throw new TypeError(`options: LapseDriver does not take ${k} (its entries follow the host's clock, as bentocache's expiry does)`);
+    if (!OWN.has(k)) opts[k] = config[k];
+  }
+  if (config.maxItems !== undefined) {
+    if (opts.maxEntries !== undefined) throw new TypeError("maxItems: give maxItems (bentocache's name) or maxEntries, not both");
+    opts.maxEntries = config.maxItems;
+  }
+  if (config.maxSize !== undefined || config.maxEntrySize !== undefined) {
+    throw new TypeError("maxSize/maxEntrySize: use maxBytes with sizeOf (lapse measures entries with your sizeOf)");
+  }
+  return opts;
 }

@@ -289,6 +289,9 @@ export class NearCache {
     this.#epoch++;
     for (const set of [...this.#watches.values()]) for (const w of [...set]) invalidate(w);
     this.#local.clear();
+    // Calls made from now on start their own reads and loads (see #forget).
+    this.#loads.clear();
+    this.#fetches.clear();
   }
 
   #down() {
@@ -305,11 +308,19 @@ export class NearCache {
     this.#forget(typeof key === "string" ? key : key.toString());
   }
 
-  /** The key changed: drop the copy, and keep every call in flight on it from storing one. */
+  /**
+   * The key changed: drop the copy, keep every call in flight on it from
+   * storing one, and let no later call join them: a read or load begun
+   * before the change answers its own callers only (a get or fetch made
+   * after another client's write, or after this one's set or delete,
+   * joined the read or load in flight and returned the old value).
+   */
   #forget(key) {
     const set = this.#watches.get(key);
     if (set !== undefined) for (const w of [...set]) invalidate(w);
     this.#local.delete(key);
+    this.#loads.delete(key);
+    this.#fetches.delete(key);
   }
 
   /**
@@ -348,6 +359,7 @@ export class NearCache {
         let value;
         try {
           value = this.#codec.decode(typeof raw === "string" ? raw : raw.toString());
+          if (value === undefined) throw new TypeError("codec.decode returned undefined");
         } catch (e) {
           throw keyError(key, "codec.decode of the value in Redis at", e);
         }
@@ -399,6 +411,8 @@ export class NearCache {
     if (typeof encoded !== "string") throw new TypeError(`codec.encode: must return a string, got ${typeof encoded} (for key ${JSON.stringify(key)})`);
     try {
       copy = this.#codec.decode(encoded);
+      // Checked before anything is sent: the local copy could not hold it.
+      if (copy === undefined) throw new TypeError("codec.decode returned undefined");
     } catch (e) {
       throw keyError(key, "codec.decode of what codec.encode returned for", e);
     }
@@ -415,7 +429,9 @@ export class NearCache {
     const sent = this.#local.now;
     const px = ttl === undefined || ttl === Infinity ? undefined : Math.ceil(ttl);
     try {
-      await this.#sent(this.#client.set(key, encoded, px === undefined ? undefined : { expiration: { type: "PX", value: px } }));
+      await this.#sent(this.#client.set(key, encoded, px === undefined ? undefined : { expiration: { type: "PX", value: px } })).catch((e) => {
+        throw keyError(key, "SET", e);
+      });
       this.#keep(key, copy, px === undefined ? Infinity : sent + ttl, watch, epoch);
     } finally {
       this.#unwatch(key, watch);
@@ -427,7 +443,10 @@ export class NearCache {
     checkKey(key);
     this.#open();
     this.#forget(key);
-    return (await this.#sent(this.#client.del(key))) > 0;
+    const n = await this.#sent(this.#client.del(key)).catch((e) => {
+      throw keyError(key, "DEL", e);
+    });
+    return n > 0;
   }
 
   /**
@@ -481,7 +500,9 @@ export class NearCache {
       } finally {
         if (!writing) this.#unwatch(key, watch);
       }
-    })().finally(() => this.#fetches.delete(key));
+    })().finally(() => {
+      if (this.#fetches.get(key) === run) this.#fetches.delete(key);
+    });
     this.#fetches.set(key, run);
     return run;
   }

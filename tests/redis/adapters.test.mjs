@@ -190,6 +190,11 @@ test("LapseDriver: now/clock and maxItems with maxEntries throw TypeError; a NaN
   assert.throws(() => new LapseDriver({ now: 0 }), (e) => e instanceof TypeError && e.message.includes("now"));
   assert.throws(() => new LapseDriver({ clock: () => 0 }), TypeError);
   assert.throws(() => new LapseDriver({ maxItems: 2, maxEntries: 3 }), (e) => e instanceof TypeError && /^maxItems: /.test(e.message));
+  // lapseDriver() checks them where they are given, not at bentocache's first call.
+  assert.throws(() => lapseDriver({ now: 0 }), (e) => e instanceof TypeError && e.message.includes("now"));
+  assert.throws(() => lapseDriver({ maxItems: 2, maxEntries: 3 }), TypeError);
+  assert.throws(() => lapseDriver({ ttl: -1 }), RangeError);
+  assert.throws(() => lapseDriver({ tll: 5 }), TypeError);
   const d = new LapseDriver({ maxItems: 2 });
   assert.throws(() => d.set("k", "v", NaN), (e) => e instanceof RangeError && /NaN/.test(e.message));
   assert.throws(() => d.set("k", "v", "1s"), (e) => e instanceof TypeError && /string/.test(e.message));

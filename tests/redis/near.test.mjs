@@ -342,6 +342,53 @@ test("errors from Redis and the codec name the key; WRONGTYPE is a TypeError", a
   assert.equal(await plain.exists("err:big"), 0);
 });
 
+test("a get or fetch made after a change does not join the read or load in flight from before it", async () => {
+  const n = await near();
+  // fetch: another client writes while the loader runs; a fetch made after
+  // the invalidation arrived starts its own and sees the write.
+  let release;
+  const first = n.fetch("join:f", () => new Promise((r) => (release = r)));
+  await until(() => release !== undefined);
+  const seen = invalidation(n, "join:f");
+  await plain.set("join:f", JSON.stringify("theirs"));
+  await seen;
+  const later = n.fetch("join:f", async () => "second loader");
+  release("loaded-old");
+  assert.equal(await first, "loaded-old", "the first caller gets its load");
+  assert.equal(await later, "theirs", "the later fetch reads what Redis holds");
+  // get: a read in flight, then this cache's own set; the get after it
+  // does not join that read.
+  await plain.set("join:g", JSON.stringify("old"));
+  const g1 = n.get("join:g");
+  const w = n.set("join:g", "mine");
+  const g2 = n.get("join:g");
+  await Promise.all([g1, w]);
+  assert.equal(await g2, "mine");
+  // and after a delete
+  await plain.set("join:d", JSON.stringify("old"));
+  const d1 = n.get("join:d");
+  const del = n.delete("join:d");
+  const d2 = n.get("join:d");
+  await Promise.all([d1, del]);
+  assert.equal(await d2, undefined);
+});
+
+test("errors of SET and DEL name the key; a codec whose decode gives undefined is refused before anything is sent", async () => {
+  const n = await near();
+  await plain.configSet("maxmemory-policy", "noeviction");
+  await plain.configSet("maxmemory", "1");
+  try {
+    await assert.rejects(n.set("oom:k", "v"), (e) => e.message.includes('"oom:k"') && /OOM/.test(e.message) && e.cause !== undefined);
+  } finally {
+    await plain.configSet("maxmemory", "0");
+  }
+  const odd = await near({ codec: { encode: (v) => String(v), decode: () => undefined } });
+  await assert.rejects(odd.set("odd:k", "v"), (e) => e instanceof TypeError && e.message.includes('"odd:k"') && /undefined/.test(e.message));
+  assert.equal(await plain.exists("odd:k"), 0, "nothing sent");
+  await plain.set("odd:r", "x");
+  await assert.rejects(odd.get("odd:r"), (e) => e instanceof TypeError && e.message.includes('"odd:r"'));
+});
+
 test("fetch: the loader's signal aborts once its result cannot be stored; stats count loads, errors and joins", async () => {
   const n = await near();
   const before = n.stats();
