@@ -298,9 +298,9 @@ export declare class TtlCache<V = unknown> implements Iterable<[string, Entry<V>
   /**
    * A time (ms) at or before the earliest deadline the cache holds, or
    * `Infinity` if none: when to call `tick()` next (a Durable Object alarm,
-   * a `setTimeout`). It can be early, never late. With `sweepBudget: 0`, the
-   * earliest deadline still ahead (expired entries no sweep removes are
-   * stepped over).
+   * a `setTimeout`). It can be early, never late. With `sweepBudget: 0`,
+   * expired entries stay held and count: purge (a tick removes nothing)
+   * when it comes.
    */
   nextExpiry(): number;
   /** Removes every expired entry now. @returns how many */

@@ -341,25 +341,6 @@ impl Wheel {
         self.low
     }
 
-    /// Calls `f(start, first)` for each occupied bucket: its start tick
-    /// (every slot in it not already due at the cursor, where overdue ones
-    /// land, is due at that tick or later) and its first slot
-    /// (the rest by [`Wheel::next_linked`]). Level by level, each from the
-    /// cursor's group on. For [`Engine::next_expiry`](crate::engine::Engine)
-    /// with sweeping off, which has to step over what no sweep removes.
-    pub fn each_bucket(&self, mut f: impl FnMut(u64, u32)) {
-        for level in 0..LEVELS {
-            let g = group(self.cur, level);
-            let mut mask = self.occupied[level] & (!0u64 << g);
-            while mask != 0 {
-                let b = mask.trailing_zeros() as usize;
-                mask &= mask - 1;
-                let start = above(self.cur, level) | ((b as u64) << (BITS as usize * level));
-                f(start, self.first(level * SLOTS + b, 0));
-            }
-        }
-    }
-
     /// The slot after `s` in its bucket (its list's, then the next lists'),
     /// or `NIL`.
     pub fn next_linked(&self, s: u32) -> u32 {

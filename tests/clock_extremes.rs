@@ -314,11 +314,11 @@ fn an_idle_window_restarted_past_the_largest_time_is_not_infinite() {
     c.check_invariants().unwrap();
 }
 
-/// `sweep_budget: Some(0)`: `next_expiry` steps over the entries no sweep
-/// removes, so a host that ticks at it moves on. It reported the expired
-/// entry's deadline forever, and `tick` at it removed nothing (a probe).
+/// `sweep_budget: Some(0)`: expired entries stay held, so `next_expiry`
+/// is at or before their deadlines (the contract: "the earliest deadline
+/// the cache holds"), and a host that purges there removes them.
 #[test]
-fn with_sweeping_off_next_expiry_steps_over_expired_entries() {
+fn with_sweeping_off_next_expiry_counts_the_expired_entries_held() {
     let o = Options { sweep_budget: Some(0), ..Default::default() };
     let mut c: TtlCache<String, u32> = TtlCache::with_options(o, 0.0).unwrap();
     for (k, ttl) in [("a", 10.0), ("b", 100.0), ("c", 100.5), ("d", 5_000_000.0), ("e", 7.0)] {
@@ -326,16 +326,20 @@ fn with_sweeping_off_next_expiry_steps_over_expired_entries() {
     }
     assert_eq!(c.next_expiry(), 7.0);
     c.tick(10.0).unwrap();
-    let mut seen = vec![];
-    for _ in 0..10 {
-        let ne = c.next_expiry();
-        if ne == f64::INFINITY {
-            break;
-        }
-        assert!(ne > c.now(), "{ne} is not ahead of {}", c.now());
-        seen.push(ne);
-        c.tick(ne).unwrap();
-    }
-    assert_eq!(seen, vec![100.0, 100.5, 5_000_000.0]);
     assert_eq!(c.len(), 5, "nothing swept");
+    assert!(c.next_expiry() <= 7.0, "{}", c.next_expiry());
+    assert_eq!(c.purge(), 2, "a and e");
+    let ne = c.next_expiry();
+    assert!(ne > 10.0 && ne <= 100.0, "{ne}");
+    c.tick(1_000.0).unwrap();
+    assert_eq!(c.len(), 3, "nothing swept");
+    assert!(c.next_expiry() <= 100.0, "b, expired and held: {}", c.next_expiry());
+    assert_eq!(c.purge(), 2, "b and c");
+    let ne = c.next_expiry();
+    assert!(ne > 1_000.0 && ne <= 5_000_000.0, "{ne}");
+    c.tick(5_000_000.0).unwrap();
+    assert!(c.next_expiry() <= 5_000_000.0);
+    assert_eq!(c.purge(), 1);
+    assert_eq!(c.next_expiry(), f64::INFINITY);
+    assert_eq!(c.len(), 0);
 }

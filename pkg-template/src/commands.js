@@ -4,7 +4,9 @@
 // private state through the accessors cache.js exports.
 
 import {
+  COND_GT,
   COND_PERSIST,
+  COND_XX,
   NIL,
   REASON_DELETED,
   REASON_EXPIRED,
@@ -57,12 +59,15 @@ import { checkNumber, checkString, condCode, toTime, wrongType } from "./validat
  * something, or when there is no live entry (`s` NIL) for it to change:
  * the load's result must not outlive a deadline set while it ran (a missing
  * key's `expire` returns false, as `delete` does, and wins as `delete` does).
- * A condition a live entry does not meet changes nothing, the load included.
+ * A condition not met changes nothing, the load included (API.md); a key
+ * still loading has no deadline yet, so XX and GT are never met by it, NX
+ * and LT always.
  */
 export function expireKey(c, key, field, s, t, rel, cond) {
   const r = toEngine(c).expireAt(s, t, rel, cond);
   const calls = drain(c);
-  if ((r || s === NIL) && runningLoads(c) !== 0) invalidate(c, key, field);
+  const wins = r || (s === NIL && cond !== COND_XX && cond !== COND_GT);
+  if (wins && runningLoads(c) !== 0) invalidate(c, key, field);
   flush(c, calls);
   return r;
 }

@@ -723,10 +723,9 @@ impl<K: Hash + Eq + Clone, V, S: BuildHasher> TtlCache<K, V, S> {
     /// (`f64::INFINITY` if none), to schedule the next [`tick`](Self::tick).
     /// It can be early (by up to the wheel bucket the deadline sits in, or,
     /// with a backlog of expired entries, at or before the earliest of
-    /// them), never late. With `sweep_budget: Some(0)`: the earliest
-    /// deadline still ahead, exact, stepping over expired entries no sweep
-    /// removes (a host ticking at them would spin); that walk is the price
-    /// of no sweeping.
+    /// them), never late. With `sweep_budget: Some(0)` expired entries
+    /// stay held and count: [`purge`](Self::purge) at it (a `tick` there
+    /// removes nothing).
     ///
     /// ```
     /// let mut c = lapse_cache::TtlCache::new(0.0);

@@ -358,11 +358,12 @@ impl Engine {
     /// splits it; the earliest fine (one-tick) bucket gives its slots' exact
     /// earliest deadline, so a host that ticks at the answer always makes
     /// progress (a bucket split, or an entry removed), whatever the
-    /// deadlines' fractions, and never ticks past a deadline.
+    /// deadlines' fractions, and never ticks past a deadline. With
+    /// sweeping off (budget 0) expired slots stay held, so it is at or
+    /// before theirs, as the contract words it ("the earliest deadline the
+    /// cache holds"): a host that ticks there removes nothing (no sweep
+    /// does), one that purges there removes them.
     pub fn next_expiry(&self) -> f64 {
-        if self.budget == 0 {
-            return self.next_live_expiry();
-        }
         let (coarse, fine) = self.wheel.earliest();
         let mut best = coarse.map_or(NEVER, |t| self.time_of_tick(t));
         // A slot due at its bucket's own start ends the walk (no other can
@@ -392,32 +393,6 @@ impl Engine {
             }
             s = self.wheel.next_linked(s);
         }
-        best
-    }
-
-    /// `next_expiry` with sweeping off (`sweep_budget` 0): expired slots
-    /// then stay in the wheel's earliest buckets and a `tick` removes none
-    /// of them, so reporting theirs would have a host that ticks at it spin.
-    /// The earliest deadline still ahead instead, exact, stepping over them:
-    /// O(the slots of the buckets up to it), the price of no sweeping.
-    fn next_live_expiry(&self) -> f64 {
-        let now = self.now();
-        let (mut best, mut best_tick) = (NEVER, u64::MAX);
-        self.wheel.each_bucket(|start, first| {
-            // Its slots are due at `start` or later: none beats `best`.
-            if start > best_tick {
-                return;
-            }
-            let mut s = first;
-            while s != NIL {
-                let d = self.deadline_of(s);
-                if d > now && d < best {
-                    best = d;
-                    best_tick = self.tick_of(d);
-                }
-                s = self.wheel.next_linked(s);
-            }
-        });
         best
     }
 

@@ -589,19 +589,29 @@ test("a write that fails after its reclaim keeps the reclaimed values' dispose c
   for (let i = 0; i < 100; i++) assert.equal(gone.get(`old${i}`), 1, `old${i} disposed once`);
 });
 
-test("sweepBudget 0: nextExpiry() steps over the expired entries no sweep removes, so ticking at it moves on", () => {
+// API.md: "a time at or before the earliest deadline the cache holds".
+// With sweeping off, expired entries stay held: a host that purges at
+// nextExpiry() removes them. It stepped over them (a probe read the
+// contract), so such a host never purged them at all.
+test("sweepBudget 0: nextExpiry() is at or before the deadlines of the expired entries it still holds", () => {
   const c = new TtlCache({ now: 0, sweepBudget: 0 });
   for (const [k, ttl] of [["a", 10], ["b", 100], ["c", 100.5], ["d", 5_000_000], ["e", 7]]) c.set(k, 1, { ttl });
   assert.equal(c.nextExpiry(), 7);
-  c.tick(10);
-  const seen = [];
-  for (let i = 0; i < 10; i++) {
-    const ne = c.nextExpiry();
-    if (ne === Infinity) break;
-    assert.ok(ne > c.now, `${ne} is not ahead of ${c.now}`); // it stayed at 7 for good
-    seen.push(ne);
-    c.tick(ne);
-  }
-  assert.deepEqual(seen, [100, 100.5, 5_000_000]);
-  assert.equal(c.stats().entries, 5, "nothing swept");
+  c.tick(20);
+  assert.equal(c.size, 5, "nothing swept");
+  assert.ok(c.nextExpiry() <= 7, `${c.nextExpiry()}`);
+  assert.equal(c.purge(), 2);
+  assert.ok(c.nextExpiry() > 20 && c.nextExpiry() <= 100, `${c.nextExpiry()}`);
+  c.tick(1000);
+  assert.ok(c.nextExpiry() <= 100, `${c.nextExpiry()}`);
+  assert.equal(c.purge(), 2);
+  assert.ok(c.nextExpiry() > 1000 && c.nextExpiry() <= 5_000_000, `${c.nextExpiry()}`);
+  // A followed clock, never ticked.
+  let t = 0;
+  const f = new TtlCache({ clock: () => t, sweepBudget: 0 });
+  f.set("a", 1, { ttl: 10 });
+  t = 20;
+  f.tick();
+  assert.equal(f.size, 1);
+  assert.ok(f.nextExpiry() <= 10, `${f.nextExpiry()}`);
 });

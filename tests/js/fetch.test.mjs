@@ -119,7 +119,10 @@ for (const [what, win] of [
   ["expire of the cold key", (c) => assert.equal(c.expire("k", 50), false)],
   ["expire(0) of the cold key", (c) => assert.equal(c.expire("k", 0), false)],
   ["expireAt of the cold key", (c) => assert.equal(c.expireAt("k", -1), false)],
-  ["expire with a cond of the cold key", (c) => assert.equal(c.expire("k", 50, "XX"), false)],
+  // A key still loading has no deadline: NX ("only if none") and LT (no
+  // deadline counts as infinite) are met, so they win as a plain expire does.
+  ["expire NX of the cold key", (c) => assert.equal(c.expire("k", 50, "NX"), false)],
+  ["expireAt LT of the cold key", (c) => assert.equal(c.expireAt("k", 50, "LT"), false)],
   ["clear", (c) => c.clear()],
 ]) {
   test(`a ${what} while the load runs wins: result not stored, waiters get it, signal aborted`, async () => {
@@ -155,6 +158,33 @@ test("an expire whose cond a live entry does not meet changes nothing, the refre
   await settle();
   assert.equal(c.peek("k"), "new", "the refresh stored its result");
 });
+
+// API.md: "A condition not met returns false and changes nothing." A key
+// still loading has no deadline: XX ("only if one") and GT (none counts as
+// infinite) are not met, so the load goes on and stores its result. They
+// aborted it, as an unconditional expire does (a probe).
+for (const [what, call] of [
+  ["expire XX", (c) => c.expire("k", 50, "XX")],
+  ["expire GT", (c) => c.expire("k", 50, "GT")],
+  ["expireAt XX", (c) => c.expireAt("k", 50, "XX")],
+  ["expireAt GT", (c) => c.expireAt("k", 50, "GT")],
+  ["hexpire XX of the field", (c) => c.hexpire("h", "f", 50, "XX")],
+  ["hexpireAt GT of the field", (c) => c.hexpireAt("h", "f", 50, "GT")],
+]) {
+  test(`an ${what} whose condition a loading key does not meet changes nothing, the load included`, async () => {
+    const c = new TtlCache({ now: 0 });
+    c.hset("h", "other", 1);
+    const { calls, loader } = controlled();
+    const hash = what.startsWith("h");
+    const p = hash ? c.hfetch("h", "f", loader) : c.fetch("k", loader);
+    assert.equal(call(c), false);
+    assert.equal(calls[0].signal.aborted, false);
+    calls[0].resolve("loaded");
+    assert.equal(await p, "loaded");
+    assert.equal(hash ? c.hget("h", "f") : c.peek("k"), "loaded", "the load stored its result");
+    assert.equal(hash ? c.httl("h", "f") : c.ttl("k"), Infinity, "and no deadline came of the call");
+  });
+}
 
 test("an hexpire of a cold field while its hfetch runs wins", async () => {
   const c = new TtlCache({ now: 0 });

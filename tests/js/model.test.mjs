@@ -424,7 +424,8 @@ class FetchHarness extends Harness {
           const rec = { name: p, args, threw: true, result: undefined, had: undefined };
           log.push(rec);
           // An expire wins over a load when it changed the entry, or when
-          // there was no live entry to change.
+          // there was no live entry to change and its condition (if any)
+          // holds for a key without a deadline (NX, LT).
           if (p === "expire" || p === "expireAt") {
             try {
               rec.had = t.has(args[0]);
@@ -527,7 +528,8 @@ class FetchHarness extends Harness {
         this.loads.clear();
       } else if (name === "set" || name === "delete") {
         this.invalidateKey(k);
-      } else if ((name === "expire" || name === "expireAt") && (result || !had)) {
+      } else if ((name === "expire" || name === "expireAt") && (result || (!had && args[2] !== "XX" && args[2] !== "GT"))) {
+        // (A key with no live entry has no deadline: XX and GT are not met.)
         this.invalidateKey(k);
       } else if (name === "hset") {
         this.invalidate(k, f);
