@@ -331,6 +331,8 @@ export declare class TtlCache<V = unknown> implements Iterable<[string, Entry<V>
 
   // Iteration visits live keys in insertion order, without touching them. A
   // hash key's value is a `Map` of its live fields, hence `Entry<V>`.
+  // Starting one (and `snapshot()`) first removes the expired entries, as
+  // `purge()` does, `dispose` included (with `sweepBudget: 0`, it does not).
 
   /** Live keys (plain and hash). */
   keys(): IterableIterator<string>;

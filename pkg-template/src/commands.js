@@ -72,6 +72,20 @@ export function expireKey(c, key, field, s, t, rel, cond) {
   return r;
 }
 
+/**
+ * Removes every expired entry before a walk of the whole cache (iteration,
+ * `snapshot()`), as `purge()` does, `dispose` calls included: the walk would
+ * otherwise step over them on every call, and the contract bounds a call's
+ * cost by the dead entries it removes. With sweeping off (`sweepBudget: 0`)
+ * the walk steps over them instead: the price of no sweeping.
+ */
+export function purgeBeforeWalk(c) {
+  syncClock(c);
+  if (opts(c).sweepBudget === 0) return;
+  toEngine(c).purge();
+  flush(c, drain(c));
+}
+
 export const commandMethods = {
   /** The live value at `key` without touching it; or `undefined`. */
   peek(key) {

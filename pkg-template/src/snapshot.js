@@ -46,9 +46,9 @@ import {
   now,
   opts,
   sizeOf,
-  syncClock,
   valList,
 } from "./cache.js";
+import { purgeBeforeWalk } from "./commands.js";
 import { isHash } from "./hash.js";
 import { liveKey } from "./hashes.js";
 import { syncViews } from "./memory.js";
@@ -311,7 +311,7 @@ export const snapshotMethods = {
     // another key's clocks or value. The snapshot is the cache as it was
     // when snapshot() was called.
     alive(this);
-    syncClock(this);
+    purgeBeforeWalk(this);
     const sized = sizeOf(this) !== undefined;
     const rows = []; // per entry: key, value or null, abs, last, idle, weight, then per field the same
     const shape = []; // per entry: -1 plain, or its number of fields
