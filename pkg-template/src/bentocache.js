@@ -35,7 +35,7 @@ export class LapseDriver {
       this.#cache = config.cacheInstance;
       return;
     }
-    this.#cache = new TtlCache(cacheOptions(config));
+    this.#cache = newCache(config);
   }
 
   /** The `TtlCache` behind the driver. */
@@ -92,7 +92,10 @@ export class LapseDriver {
   }
 
   deleteMany(keys) {
-    for (const k of keys) this.delete(k);
+    // Every key checked before one is deleted (as any lapse call does).
+    const ks = [...keys].map((k) => this.#key(k));
+    for (const k of ks) this.#cache.has(k);
+    for (const k of ks) this.#cache.delete(k);
     return true;
   }
 
@@ -112,8 +115,18 @@ export class LapseDriver {
 export function lapseDriver(options = {}) {
   // Checked here, where they are given: bentocache builds the driver at its
   // first call, and a refused option threw from inside that call.
-  if (!options?.cacheInstance) new TtlCache(cacheOptions(options)).free();
+  if (!options?.cacheInstance) newCache(options).free();
   return { options, factory: (config) => new LapseDriver(config) };
+}
+
+/** The driver's TtlCache; an error about `maxItems` names it, not the `maxEntries` it stands for. */
+function newCache(config) {
+  try {
+    return new TtlCache(cacheOptions(config));
+  } catch (e) {
+    if (config.maxItems === undefined || !String(e?.message).startsWith("maxEntries:")) throw e;
+    throw new e.constructor(`maxItems${e.message.slice(10)}`);
+  }
 }
 
 /** The TtlCache options of a driver's config (bentocache's names mapped); throws TypeError for refused ones. */

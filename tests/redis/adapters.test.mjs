@@ -200,3 +200,23 @@ test("LapseDriver: now/clock and maxItems with maxEntries throw TypeError; a NaN
   assert.throws(() => d.set("k", "v", "1s"), (e) => e instanceof TypeError && /string/.test(e.message));
   assert.equal(d.get("k"), undefined);
 });
+
+// Found by a conformance probe: a bad maxItems was reported as maxEntries
+// (the name it stands for, which the caller never wrote), and deleteMany
+// deleted the keys before a bad one, then threw.
+test("LapseDriver: a bad maxItems names maxItems; deleteMany checks every key before it deletes one", () => {
+  for (const [v, type] of [[-1, RangeError], [1.5, RangeError], ["5", TypeError]]) {
+    for (const make of [() => new LapseDriver({ maxItems: v }), () => lapseDriver({ maxItems: v })]) {
+      assert.throws(make, (e) => e instanceof type && /^maxItems: /.test(e.message), `maxItems ${v}`);
+    }
+  }
+  assert.throws(() => new LapseDriver({ maxEntries: -1 }), (e) => e instanceof RangeError && /^maxEntries: /.test(e.message));
+  const d = new LapseDriver({});
+  d.set("a", "1");
+  d.set("b", "2");
+  assert.throws(() => d.deleteMany(["a", 5, "b"]), TypeError);
+  assert.equal(d.get("a"), "1", "nothing deleted");
+  assert.equal(d.get("b"), "2");
+  assert.equal(d.deleteMany(["a", "b"]), true);
+  assert.equal(d.get("a"), undefined);
+});
