@@ -85,6 +85,17 @@ const LONE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uD
  * BLOB of its UTF-16 code units instead; every other name stays TEXT, as rows
  * written before hold it (a BLOB never equals a TEXT in SQLite).
  */
+// The longest key or field (UTF-16 units) a row takes: with a value's
+// chunk (CHUNK, at most 1.5 MB of UTF-8) it stays under Cloudflare's 2 MB
+// row. A longer one threw SQLITE_TOOBIG after the cache had taken it (a
+// probe: the entry then vanished at the next wake).
+const NAME_MAX = 64 * 1024;
+function checkName(what, s) {
+  if (typeof s === "string" && s.length > NAME_MAX) {
+    throw new RangeError(`${what}: longer than ${NAME_MAX} UTF-16 units (${s.length}), more than a storage row holds beside a value`);
+  }
+}
+
 function name(s) {
   if (!LONE.test(s)) return s;
   const u = new Uint16Array(s.length);
@@ -464,6 +475,7 @@ export class DurableCache {
   // the rest and may throw), then the rows; a dispose error last (#guard)
 
   set(key, value, opts) {
+    checkName("key", key);
     const o = once(opts);
     const enc = value === undefined ? undefined : this.#encode(value); // (undefined: the cache's TypeError)
     const fresh = !this.#cache.has(key);
@@ -478,6 +490,8 @@ export class DurableCache {
   }
 
   hset(key, field, value, opts) {
+    checkName("key", key);
+    checkName("field", field);
     const o = once(opts);
     const enc = value === undefined ? undefined : this.#encode(value);
     const fresh = !this.#cache.has(key);

@@ -34,6 +34,7 @@ export declare class DurableCache<V = unknown> implements Iterable<[string, Entr
   constructor(ctx: DurableCacheState, options?: DurableCacheOptions<V>);
   /** Call from the object's `alarm()`: sweeps what expired (rows too) and re-arms. */
   alarm(): Promise<void>;
+  /** A key (or `hset`'s field) over 64 Ki UTF-16 units throws `RangeError`: a storage row holds it beside a value. */
   set(key: string, value: Defined<V>, opts?: SetOptions): this;
   get(key: string): V | undefined;
   peek(key: string): V | undefined;

@@ -207,6 +207,24 @@ test("a value the codec cannot encode throws TypeError naming value and changes 
   assert.ok(g.ttl <= 60_000, `storage kept the same deadline as the cache: ttl ${g.ttl}`);
 });
 
+// A probe: a 9M-character key threw SQLITE_TOOBIG from storage after the
+// cache had taken the entry, which then vanished at the next wake.
+test("a key or field longer than a row holds beside a value throws RangeError and changes nothing", async () => {
+  const name = "longkey";
+  const over = await call("/longkey", { name, cfg: {}, n: 64 * 1024 + 1 });
+  assert.equal(over.errors.length, 2);
+  assert.match(over.errors[0], /^RangeError: key: longer than 65536/);
+  assert.match(over.errors[1], /^RangeError: field: longer than 65536/);
+  assert.deepEqual([over.size, over.rows, over.long], [0, 0, false]);
+  const at = await call("/longkey", { name, n: 64 * 1024 });
+  assert.deepEqual(at.errors, [null, null]);
+  assert.deepEqual([at.size, at.rows], [2, 2]);
+  await stop();
+  await start();
+  const woke = await call("/longkey", { name, n: 64 * 1024 });
+  assert.equal(woke.long, true, "the longest key survived a restart");
+});
+
 test("a dispose that throws reaches the caller after storage matches the cache", async () => {
   const name = "throwing";
   await call("/set", { name, cfg: { throwingDispose: true, maxEntries: 2 }, key: "a", value: 1 });

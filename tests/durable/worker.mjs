@@ -142,6 +142,21 @@ export class SharedCache extends DurableObject {
           });
           return json({ error, value: c.peek(key) ?? null, ttl: c.ttl(`${key}:getter`) });
         }
+        case "/longkey": {
+          // Keys and fields past what a row holds beside a value (64 Ki units).
+          const errors = [];
+          const n = Number(q("n"));
+          for (const write of [() => c.set("k".repeat(n), 1), () => c.hset("h", "f".repeat(n), 1)]) {
+            try {
+              write();
+              errors.push(null);
+            } catch (e) {
+              errors.push(`${e.name}: ${e.message}`);
+            }
+          }
+          const rows = this.ctx.storage.sql.exec("SELECT count(*) AS n FROM _lapse_entries").toArray()[0].n;
+          return json({ errors, size: c.size, rows, long: c.has("k".repeat(n)) });
+        }
         case "/expire":
           return json({ ok: c.expire(key, Number(q("ms"))) });
         case "/proto": {
