@@ -10,6 +10,8 @@
 // every entry gets back its exact absolute deadline, idle window and last
 // access, and idle windows run on as if the object had never slept.
 import { TtlCache } from "lapse";
+import { decode } from "./decode.js";
+import { encodeSnapshot } from "./snapshot.js";
 
 const TABLE = "_lapse_entries";
 // A value longer than CHUNK UTF-16 units is stored in rows of this table, in
@@ -27,7 +29,8 @@ const HASH_KEY = 2;
 /**
  * Why JSON would give back something else than `v` (a restart would change
  * the value), or null: NaN and the infinities become null, -0 becomes 0, a
- * Date a string, a Map or Set `{}`, a class instance a plain object, holes
+ * Date a string, a Map or Set `{}`, a class instance or a null-prototype
+ * object a plain object, holes
  * and undefined in arrays null, undefined and functions in objects vanish.
  * JSON's own refusals (a bigint, a cycle) it reports itself.
  */
@@ -48,8 +51,8 @@ function notJson(v, depth) {
         if (keys.length !== v.length || (v.length !== 0 && keys[v.length - 1] !== String(v.length - 1))) {
           return "an array with holes or named properties";
         }
-      } else if (p !== Object.prototype && p !== null) {
-        return `a ${p?.constructor?.name ?? "non-plain object"}`;
+      } else if (p !== Object.prototype) {
+        return p === null ? "a null-prototype object" : `a ${p?.constructor?.name ?? "non-plain object"}`;
       }
       if (typeof v.toJSON === "function") return "an object with toJSON";
       for (const k of Object.keys(v)) {
@@ -63,13 +66,30 @@ function notJson(v, depth) {
   }
 }
 
-const JSON_CODEC = Object.freeze({
+// The default codec: JSON text where JSON gives the value back as it was
+// (readable rows, and those of older versions), else the bytes of a
+// one-entry snapshot (a BLOB): what a TtlCache holds and a snapshot
+// carries (NaN, -0, Dates, Maps, Uint8Arrays, bigints, null-prototype
+// objects, undefined inside) survives a restart unchanged. What neither
+// carries (functions, class instances, holes) throws TypeError. A codec
+// of the user's own is text only.
+const NO_LIMITS = Object.freeze({ ttl: Infinity, idle: Infinity, maxEntries: Infinity, maxBytes: Infinity, sweepBudget: Infinity });
+const DEFAULT_CODEC = Object.freeze({
   encode(v) {
-    const why = notJson(v, 0);
-    if (why !== null) throw new TypeError(`JSON would not give it back (${why} inside); give a codec`);
-    return JSON.stringify(v);
+    if (notJson(v, 0) === null) {
+      try {
+        return JSON.stringify(v);
+      } catch {
+        // a bigint inside (or a cycle, which the snapshot names too)
+      }
+    }
+    try {
+      return encodeSnapshot(0, false, NO_LIMITS, ["", v, Infinity, 0, Infinity, 0], [-1]).buffer; // (exact: a slice)
+    } catch (e) {
+      throw new TypeError(String(e?.message ?? e).replace(/^.*has no data form: /, ""));
+    }
   },
-  decode: (s) => JSON.parse(s),
+  decode: (e) => (typeof e === "string" ? JSON.parse(e) : decode(new Uint8Array(e), true)[9][0]),
 });
 const OWN_OPTIONS = new Set(["codec"]);
 
@@ -169,8 +189,9 @@ export class DurableCache {
   /**
    * `options`: every `TtlCache` option (`ttl`, `idle`, `maxEntries`,
    * `maxBytes` + `sizeOf`, `sweepBudget`, `dispose`, `clock`), plus `codec`
-   * (`{ encode(value) => string, decode(string) => value }`, JSON by default)
-   * for the values in storage.
+   * (`{ encode(value) => string, decode(string) => value }`; by default JSON,
+   * or snapshot bytes for what JSON would change: see DEFAULT_CODEC) for the
+   * values in storage.
    */
   constructor(ctx, options = {}) {
     if (!ctx?.storage?.sql) {
@@ -178,7 +199,7 @@ export class DurableCache {
     }
     if (options === null || typeof options !== "object") throw new TypeError("options: must be an object");
     if (options.now !== undefined) throw new TypeError("now: a DurableCache follows the host's clock (give clock to follow another)");
-    const { codec = JSON_CODEC } = options;
+    const { codec = DEFAULT_CODEC } = options;
     if (typeof codec?.encode !== "function" || typeof codec?.decode !== "function") {
       throw new TypeError("codec: must be an object with encode(value) and decode(string) functions");
     }
@@ -282,7 +303,9 @@ export class DurableCache {
     } catch (err) {
       throw new TypeError(`value: the codec cannot store it in Durable Object storage (${err?.message ?? err})`);
     }
-    if (typeof e !== "string") throw new TypeError(`value: the codec cannot store it (codec.encode returned ${typeof e}, not a string)`);
+    if (typeof e !== "string" && this.#codec !== DEFAULT_CODEC) {
+      throw new TypeError(`value: the codec cannot store it (codec.encode returned ${typeof e}, not a string)`);
+    }
     return e;
   }
 
@@ -344,7 +367,15 @@ export class DurableCache {
   #joined(key, kind, field) {
     const parts = this.#sql.exec(`SELECT part FROM ${CHUNKS} WHERE key = ? AND kind = ? AND field = ? ORDER BY seq`, name(key), kind, name(field)).toArray();
     this.#markChunked(key, kind, field);
-    return parts.map((p) => p.part).join("");
+    if (parts.length === 0 || typeof parts[0].part === "string") return parts.map((p) => p.part).join("");
+    // Bytes (the default codec's BLOBs).
+    const out = new Uint8Array(parts.reduce((n, p) => n + p.part.byteLength, 0));
+    let at = 0;
+    for (const { part } of parts) {
+      out.set(new Uint8Array(part), at);
+      at += part.byteLength;
+    }
+    return out.buffer;
   }
 
   #markChunked(key, kind, field) {
@@ -364,12 +395,16 @@ export class DurableCache {
   /** The value column of a row whose encoded value is `enc`: itself, or NULL with its chunks written. */
   #valueCol(key, kind, field, enc) {
     this.#unchunk(key, kind, field);
-    if (enc.length <= CHUNK) return enc;
-    for (let at = 0, seq = 0; at < enc.length; seq++) {
-      let end = Math.min(at + CHUNK, enc.length);
+    const text = typeof enc === "string";
+    // Bytes: CHUNK units of text are up to 3 * CHUNK bytes of UTF-8.
+    const size = text ? CHUNK : 2 * CHUNK;
+    const len = text ? enc.length : enc.byteLength;
+    if (len <= size) return enc;
+    for (let at = 0, seq = 0; at < len; seq++) {
+      let end = Math.min(at + size, len);
       // Not between the halves of a surrogate pair: each part is TEXT (UTF-8).
-      const u = enc.charCodeAt(end - 1);
-      if (end < enc.length && u >= 0xd800 && u <= 0xdbff) end--;
+      const u = text ? enc.charCodeAt(end - 1) : 0;
+      if (end < len && u >= 0xd800 && u <= 0xdbff) end--;
       this.#sql.exec(`INSERT INTO ${CHUNKS} (key, kind, field, seq, part) VALUES (?, ?, ?, ?, ?)`, name(key), kind, name(field), seq, enc.slice(at, end));
       at = end;
     }

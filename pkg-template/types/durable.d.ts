@@ -1,11 +1,12 @@
 import type { Cond, Defined, Entry, SetOptions, TtlCache, TtlCacheOptions, TtlCacheStats } from "lapse";
 
 /**
- * A value codec between JS values and the text stored in SQLite. JSON by
- * default, which refuses (TypeError naming `value`) what it would give back
- * changed after a restart: NaN, the infinities, -0, a Date, Map, Set, typed
- * array or class instance, an array with holes, undefined or a function
- * inside, an object with toJSON.
+ * A value codec between JS values and the text stored in SQLite. Without
+ * one, a value is stored as JSON where JSON gives it back unchanged, else
+ * as snapshot bytes (every value `snapshot()` carries: NaN, -0, Dates,
+ * Maps, Uint8Arrays, bigints, ...); what neither carries (a function, a
+ * class instance, a Set, an array with holes) throws TypeError naming
+ * `value`.
  */
 export interface DurableCodec<V = unknown> {
   encode(value: V): string;

@@ -130,7 +130,7 @@ export class SharedCache extends DurableObject {
           // A value the codec cannot encode, and options whose getter changes.
           let error = null;
           try {
-            c.set(key, 10n ** 20n);
+            c.set(key, () => 1);
           } catch (e) {
             error = { name: e.name, message: e.message };
           }
@@ -165,19 +165,35 @@ export class SharedCache extends DurableObject {
           return json({ ttl: c.ttl(key) });
         }
         case "/values": {
-          // Values JSON (the default codec) would give back changed.
+          // Values JSON would give back changed, and some no snapshot carries.
+          const nullproto = Object.assign(Object.create(null), { x: 1 });
+          const bigbytes = new Uint8Array(3 * 1024 * 1024).map((_, i) => i * 7); // past a chunk
+          const cases = { nan: NaN, inf: -Infinity, negzero: -0, date: new Date(5), map: new Map([["a", new Date(1)]]), bytes: new Uint8Array([1, 255]), undef: { a: undefined, b: [undefined] }, big: [10n ** 30n, -1n], nullproto, bigbytes, plain: { a: [1, "x", null, true, { b: -1.5 }] }, holes: [1, , 3], klass: new (class Point {})(), set: new Set([1]) }; // eslint-disable-line no-sparse-arrays
+          const same = (a, b) => {
+            if (a instanceof Uint8Array) return b instanceof Uint8Array && a.length === b.length && a.every((x, i) => x === b[i]);
+            if (a instanceof Date) return b instanceof Date && a.getTime() === b.getTime();
+            if (a instanceof Map) return b instanceof Map && a.size === b.size && [...a].every(([k, v]) => same(v, b.get(k)));
+            if (typeof a === "object" && a !== null) {
+              return typeof b === "object" && b !== null && Object.getPrototypeOf(a) === Object.getPrototypeOf(b) && Object.keys(a).length === Object.keys(b).length && Object.keys(a).every((k) => Object.hasOwn(b, k) && same(a[k], b[k]));
+            }
+            return Object.is(a, b);
+          };
           const errors = {};
-          const cases = { nan: NaN, inf: -Infinity, negzero: -0, date: new Date(0), map: new Map([["a", 1]]), bytes: new Uint8Array([1]), holes: [1, , 3], undef: { a: undefined }, klass: new (class Point {})() }; // eslint-disable-line no-sparse-arrays
-          for (const [k, v] of Object.entries(cases)) {
-            try {
-              c.set(`v:${k}`, v);
-              errors[k] = null;
-            } catch (e) {
-              errors[k] = `${e.name}: ${e.message}`;
+          if (!q("check")) {
+            for (const [k, v] of Object.entries(cases)) {
+              try {
+                c.set(`v:${k}`, v);
+                errors[k] = null;
+              } catch (e) {
+                errors[k] = `${e.name}: ${e.message}`;
+              }
             }
           }
-          c.set("v:plain", { a: [1, "x", null, true, { b: -1.5 }] });
-          return json({ errors, keys: [...c.keys()].filter((k) => k.startsWith("v:")) });
+          const checks = {};
+          for (const [k, v] of Object.entries(cases)) if (c.has(`v:${k}`)) checks[k] = same(v, c.peek(`v:${k}`));
+          const rows = {};
+          for (const r of this.ctx.storage.sql.exec("SELECT key, typeof(value) AS t FROM _lapse_entries WHERE key LIKE 'v:%'").toArray()) rows[r.key.slice(2)] = r.t === "text" ? "string" : r.t;
+          return json({ errors, checks, rows, keys: [...c.keys()].filter((k) => k.startsWith("v:")) });
         }
         case "/rows": {
           const rows = this.ctx.storage.sql.exec("SELECT key, kind, field, abs, last, idle FROM _lapse_entries ORDER BY key, field").toArray();
