@@ -287,14 +287,14 @@ export declare class TtlCache<V = unknown> implements Iterable<[string, Entry<V>
   readonly size: number;
 
   /**
-   * Advances the clock to `now` ms (default: a fresh reading of the followed
+   * Advances the clock to `now` (ms or a `Date`; default: a fresh reading of the followed
    * clock, or `Date.now()` for a manual one; earlier times are ignored),
    * then removes at most `sweepBudget` expired entries. Never needed for
    * correctness: reads never return an expired entry and writes reclaim
    * expired ones; hosts call it to sweep on their own schedule.
    * @returns how many it removed
    */
-  tick(now?: number): number;
+  tick(now?: number | Date): number;
   /**
    * A time (ms) at or before the earliest deadline the cache holds, or
    * `Infinity` if none: when to call `tick()` next (a Durable Object alarm,

@@ -181,7 +181,7 @@ export const commandMethods = {
       const c = clock(this);
       now = c === undefined ? Date.now() : readClock(c);
     } else {
-      checkNumber("now", now);
+      now = toTime("now", now); // a time: a number or a Date, as everywhere (API.md)
     }
     const n = toEngine(this).tick(now);
     setNow(this, toEngine(this).now());

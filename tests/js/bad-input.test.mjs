@@ -142,8 +142,8 @@ for (const [m, call] of [
 // Range errors are raised even when the key is missing.
 cases.push(["expire(missing, NaN)", (c) => c.expire("missing", NaN), [0], RangeError, "ms"]);
 cases.push(["set(missing, ttl -1)", (c) => c.set("missing", 1, { ttl: -1 }), [0], RangeError, "ttl"]);
-cases.push(["tick(now type)", (c, v) => c.tick(v), NOT_NUMBERS, TypeError, "now"]);
-cases.push(["tick(now range)", (c, v) => c.tick(v), BAD_DELAYS, RangeError, "now"]);
+cases.push(["tick(now type)", (c, v) => c.tick(v), NOT_TIMES, TypeError, "now"]);
+cases.push(["tick(now range)", (c, v) => c.tick(v), BAD_TIMES, RangeError, "now"]);
 cases.push(["forEach(fn)", (c, v) => c.forEach(v), [1, null, "f", {}], TypeError, "fn"]);
 
 test("bad arguments to every method: right class, argument named, nothing changed", () => {

@@ -75,6 +75,16 @@ test("the clock is read at most once per synchronous run, and again after an awa
   assert.equal(clk.calls, base + 2);
 });
 
+// API.md: "times are finite numbers or valid Dates"; tick's took numbers only (a probe).
+test("tick(now) takes a Date as every other time does", () => {
+  const c = new TtlCache({ now: 0 });
+  c.set("k", 1, { ttl: 10 });
+  assert.equal(c.tick(new Date(10)), 1);
+  assert.equal(c.now, 10);
+  assert.throws(() => c.tick(new Date(NaN)), RangeError);
+  assert.equal(c.now, 10);
+});
+
 test("tick() with no argument takes a fresh reading, even within a run", () => {
   const clk = fakeClock(0);
   const c = new TtlCache({ clock: clk.read, ttl: 10 });
