@@ -331,8 +331,9 @@ export declare class TtlCache<V = unknown> implements Iterable<[string, Entry<V>
 
   // Iteration visits live keys in insertion order, without touching them. A
   // hash key's value is a `Map` of its live fields, hence `Entry<V>`.
-  // Starting one (and `snapshot()`) first removes the expired entries, as
-  // `purge()` does, `dispose` included (with `sweepBudget: 0`, it does not).
+  // Starting one first removes the expired entries, as `purge()` does,
+  // `dispose` included (`snapshot()` does once its bytes are written; with
+  // `sweepBudget: 0`, neither does).
 
   /** Live keys (plain and hash). */
   keys(): IterableIterator<string>;

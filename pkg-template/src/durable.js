@@ -34,7 +34,7 @@ const HASH_KEY = 2;
  * and undefined in arrays null, undefined and functions in objects vanish.
  * JSON's own refusals (a bigint, a cycle) it reports itself.
  */
-function notJson(v, depth) {
+function notJson(v, depth, seen = []) {
   switch (typeof v) {
     case "string":
     case "boolean":
@@ -44,7 +44,12 @@ function notJson(v, depth) {
     case "bigint":
       return null; // JSON.stringify throws TypeError for it
     case "object": {
-      if (v === null || depth > 1000) return null; // (past 1000, JSON's own stack overflow)
+      if (v === null) return null;
+      // (A cycle made JSON throw, and walking every path around one with
+      // two ways back never ended; past 1000 levels, unchecked, a Date went
+      // in as a string. Both go to the snapshot bytes, which refuse them.)
+      if (depth > 1000) return "over 1000 levels";
+      if (seen.includes(v)) return "a cycle";
       const p = Object.getPrototypeOf(v);
       if (p === Array.prototype && Array.isArray(v)) {
         const keys = Object.keys(v);
@@ -55,10 +60,12 @@ function notJson(v, depth) {
         return p === null ? "a null-prototype object" : `a ${p?.constructor?.name ?? "non-plain object"}`;
       }
       if (typeof v.toJSON === "function") return "an object with toJSON";
+      seen.push(v);
       for (const k of Object.keys(v)) {
-        const why = v[k] === undefined ? "undefined" : notJson(v[k], depth + 1);
+        const why = v[k] === undefined ? "undefined" : notJson(v[k], depth + 1, seen);
         if (why !== null) return why;
       }
+      seen.pop();
       return null;
     }
     default:
@@ -708,14 +715,23 @@ export class DurableCache {
   httl(key, field) {
     return this.#cache.httl(key, field);
   }
+  // A walk purges first (its dispose calls delete rows, and may throw):
+  // guarded, and the alarm re-armed, as any call that removes entries.
   keys() {
-    return this.#cache.keys();
+    return this.#walk(() => this.#cache.keys());
   }
   values() {
-    return this.#guarded(this.#cache.values());
+    return this.#guarded(this.#walk(() => this.#cache.values()));
   }
   entries() {
-    return this.#guarded(this.#cache.entries());
+    return this.#guarded(this.#walk(() => this.#cache.entries()));
+  }
+  #walk(start) {
+    return this.#guard(() => {
+      const it = start();
+      this.#arm();
+      return it;
+    });
   }
   [Symbol.iterator]() {
     return this.entries();

@@ -46,6 +46,7 @@ import {
   now,
   opts,
   sizeOf,
+  syncClock,
   valList,
 } from "./cache.js";
 import { purgeBeforeWalk } from "./commands.js";
@@ -311,7 +312,7 @@ export const snapshotMethods = {
     // another key's clocks or value. The snapshot is the cache as it was
     // when snapshot() was called.
     alive(this);
-    purgeBeforeWalk(this);
+    syncClock(this);
     const sized = sizeOf(this) !== undefined;
     const rows = []; // per entry: key, value or null, abs, last, idle, weight, then per field the same
     const shape = []; // per entry: -1 plain, or its number of fields
@@ -335,6 +336,11 @@ export const snapshotMethods = {
     // Checked as restore checks it (without building the values), so no
     // bytes snapshot() returns are bytes restore rejects.
     decode(out, false);
+    // Then the expired entries it stepped over go, as a walk's do (see
+    // purgeBeforeWalk): after the bytes, so that a snapshot that throws has
+    // changed nothing and one a dispose would free or write to is the cache
+    // as it was when snapshot() was called.
+    purgeBeforeWalk(this);
     return out;
   },
 };

@@ -225,6 +225,27 @@ test("a key or field longer than a row holds beside a value throws RangeError an
   assert.equal(woke.long, true, "the longest key survived a restart");
 });
 
+// A probe of the walk's purge: DurableCache's keys(), values(), entries()
+// and iterator were not guarded, so a dispose error from that purge was
+// swallowed (forEach rethrew it); and the default codec's JSON check walked
+// every path around a cycle with two ways back (a hang), and took values
+// past 1000 levels as JSON (a Date came back a string).
+test("a walk rethrows a dispose error after its rows are gone; cycles and over-deep values are refused at once", async () => {
+  const name = "walk";
+  await call("/walk", { name, cfg: { throwingDispose: true, noAlarm: true }, write: 1 });
+  await sleep(20);
+  const r = await call("/walk", { name });
+  assert.match(r.out.keys, /dispose threw \(expired w/);
+  assert.deepEqual([r.out.values, r.out.entries, r.out.iterator], [1, 1, 1]);
+  assert.equal(r.rows, 1, "the expired rows left storage");
+  const t0 = Date.now();
+  const cyc = await call("/cycles", { name });
+  assert.ok(Date.now() - t0 < 5_000);
+  assert.match(cyc.errors[0], /^TypeError: value: .*cycle/);
+  assert.match(cyc.errors[1], /^TypeError: value: /);
+  assert.equal(cyc.has, false);
+});
+
 test("a dispose that throws reaches the caller after storage matches the cache", async () => {
   const name = "throwing";
   await call("/set", { name, cfg: { throwingDispose: true, maxEntries: 2 }, key: "a", value: 1 });

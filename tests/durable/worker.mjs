@@ -142,6 +142,43 @@ export class SharedCache extends DurableObject {
           });
           return json({ error, value: c.peek(key) ?? null, ttl: c.ttl(`${key}:getter`) });
         }
+        case "/walk": {
+          // A walk purges first: its dispose error reaches the caller.
+          if (q("write")) {
+            for (let i = 0; i < 3; i++) c.set(`w${i}`, i, { ttl: 1 });
+            c.set("wlive", 1);
+            return json({ ok: true });
+          }
+          const out = {};
+          for (const [what, walk] of [["keys", () => [...c.keys()]], ["values", () => [...c.values()]], ["entries", () => [...c.entries()]], ["iterator", () => [...c]]]) {
+            try {
+              out[what] = walk().length;
+            } catch (e) {
+              out[what] = String(e?.message ?? e);
+            }
+          }
+          const rows = this.ctx.storage.sql.exec("SELECT count(*) AS n FROM _lapse_entries WHERE key LIKE 'w%'").toArray()[0].n;
+          return json({ out, rows });
+        }
+        case "/cycles": {
+          // Values the default codec must refuse quickly: a cycle with two
+          // ways back, and a Date past 1000 levels.
+          const p = { a: {}, b: {} };
+          p.a.up = p;
+          p.b.up = p;
+          let deep = { d: new Date(1) };
+          for (let i = 0; i < 1100; i++) deep = { deep };
+          const errors = [];
+          for (const v of [p, deep]) {
+            try {
+              c.set("cyc", v);
+              errors.push(null);
+            } catch (e) {
+              errors.push(`${e.name}: ${e.message}`);
+            }
+          }
+          return json({ errors, has: c.has("cyc") });
+        }
         case "/longkey": {
           // Keys and fields past what a row holds beside a value (64 Ki units).
           const errors = [];

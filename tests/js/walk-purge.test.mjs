@@ -1,5 +1,6 @@
-// A walk of the whole cache (iteration, snapshot()) first removes the
-// expired entries, as purge() does. API.md: "no operation's cost grows with
+// A walk of the whole cache (iteration, snapshot()) removes the expired
+// entries, as purge() does: iteration first, snapshot() once its bytes are
+// written. API.md: "no operation's cost grows with
 // dead entries it does not remove". It stepped over them on every call (a
 // probe: keys().next() 27 ms a call, snapshot() 29 ms, with 1M expired and
 // a default sweepBudget, whose ticks had not reached them yet).
@@ -42,7 +43,7 @@ for (const [what, walk] of [
   });
 }
 
-test("snapshot() removes a hash's expired fields before it walks them", () => {
+test("snapshot() removes a hash's expired fields, once", () => {
   const c = new TtlCache({ now: 0 });
   for (let i = 0; i < 3000; i++) c.hset("h", `f${i}`, i, { ttl: 5 });
   c.hset("h", "keep", 1);
@@ -60,20 +61,57 @@ test("with sweepBudget 0 a walk steps over the expired entries and leaves them",
   assert.equal(gone.length, 0);
 });
 
-test("a dispose run by the walk's purge may write to the cache: the walk sees the result", () => {
-  let c;
-  c = new TtlCache({
-    now: 0,
-    dispose: (v, k, r) => {
-      if (r === "expired" && k === "d1") c.set("fromDispose", 1);
-    },
-  });
-  for (let i = 0; i < 3; i++) c.set(`d${i}`, i, { ttl: 5 });
-  c.set("live", "L");
-  c.tick(10);
-  assert.deepEqual([...c.keys()].sort(), ["fromDispose", "live"]);
+test("a dispose run by the walk's purge may write to the cache: iteration sees it, a snapshot is the cache as it was", () => {
+  const make = () => {
+    let c;
+    let armed = false; // (not by the tick's own removal)
+    c = new TtlCache({
+      now: 0,
+      sweepBudget: 1,
+      dispose: (v, k, r) => {
+        if (armed && r === "expired") c.set("fromDispose", 1);
+      },
+    });
+    for (let i = 0; i < 3; i++) c.set(`d${i}`, i, { ttl: 5 });
+    c.set("live", "L");
+    c.tick(10);
+    armed = true;
+    return c;
+  };
+  assert.deepEqual([...make().keys()].sort(), ["fromDispose", "live"]);
+  const c = make();
   const r = TtlCache.restore(c.snapshot(), { now: 10 });
-  assert.deepEqual([...r.keys()].sort(), ["fromDispose", "live"]);
+  assert.deepEqual([...r.keys()], ["live"]);
+  assert.deepEqual([...c.keys()].sort(), ["fromDispose", "live"]);
+});
+
+// A probe of the walk's purge: snapshot() purged first, so one that threw
+// (a value with no data form) had already removed and disposed the expired
+// entries, and a dispose that freed the cache made it return an empty
+// snapshot, the live entry lost.
+test("a snapshot() that throws changes nothing; one whose purge frees the cache still returns the cache as it was", () => {
+  const gone = [];
+  const c = new TtlCache({ now: 0, sweepBudget: 1, dispose: (v, k) => gone.push(k) });
+  for (let i = 0; i < 4; i++) c.set(`d${i}`, i, { ttl: 5 });
+  c.set("fn", () => 1);
+  c.tick(10);
+  assert.equal(c.size, 4, "the tick removed one");
+  gone.length = 0;
+  assert.throws(() => c.snapshot(), TypeError);
+  assert.equal(c.size, 4);
+  assert.deepEqual(gone, []);
+  assert.equal(c.stats().expired, 1);
+
+  let f;
+  let armed = false;
+  f = new TtlCache({ now: 0, sweepBudget: 1, dispose: () => armed && f.free() });
+  for (let i = 0; i < 3; i++) f.set(`d${i}`, i, { ttl: 5 });
+  f.set("live", "L");
+  f.tick(10);
+  armed = true;
+  const bytes = f.snapshot();
+  assert.throws(() => f.keys(), /freed/);
+  assert.deepEqual([...TtlCache.restore(bytes, { now: 10 })], [["live", "L"]]);
 });
 
 test("a dispose that throws during the walk's purge reaches the caller after the state is complete", () => {
