@@ -34,6 +34,14 @@ impl Engine {
             (e, b)
         };
         if b > self.max_bytes {
+            // A field that would fit alone: its hash's other fields do not
+            // leave it room (the message said the field's size never fits).
+            if within.is_some() && u64::from(weight) <= self.max_bytes {
+                return Err(Error::range(
+                    "field",
+                    cat(&["the hash would hold more bytes than maxBytes ", &uint(self.max_bytes)]),
+                ));
+            }
             return Err(Error::range(
                 "sizeOf",
                 cat(&["size ", &uint(weight.into()), " can never fit in maxBytes ", &uint(self.max_bytes)]),

@@ -20,6 +20,14 @@ test("expired unswept fields do not count against maxEntries or maxBytes", () =>
   b.tick(5);
   assert.equal(b.hset("h", "new", 8), true); // was RangeError "size 8 can never fit in maxBytes 10"
   assert.equal(b.stats().bytes, 10);
+  // A field that fits alone but not beside its hash's live fields: the
+  // message said its own size could never fit (a probe).
+  assert.throws(
+    () => b.hset("h", "more", 4),
+    (e) => e instanceof RangeError && e.message === "field: the hash would hold more bytes than maxBytes 10",
+  );
+  assert.throws(() => b.hset("h", "huge", 11), (e) => e instanceof RangeError && /^sizeOf: size 11 can never fit in maxBytes 10/.test(e.message));
+  assert.equal(b.stats().bytes, 10);
 });
 
 /** Full scans of a hash's fields (Map iteration) while `run` runs: counted, not timed. */
