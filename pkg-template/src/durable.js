@@ -32,7 +32,8 @@ const HASH_KEY = 2;
  * Date a string, a Map or Set `{}`, a class instance or a null-prototype
  * object a plain object, holes
  * and undefined in arrays null, undefined and functions in objects vanish.
- * JSON's own refusals (a bigint, a cycle) it reports itself.
+ * A cycle, and nesting past 1000 levels, it reports too; a bigint JSON
+ * refuses itself.
  */
 function notJson(v, depth, seen = []) {
   switch (typeof v) {
@@ -105,13 +106,7 @@ const col = (t) => (t === Infinity || t === undefined ? null : t);
 const uncol = (t) => (t === null ? Infinity : t);
 
 const LONE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
-/**
- * A key or field as SQL stores it. SQLite's TEXT is UTF-8, which has no lone
- * surrogate: "\uD800" and "\uDC00" both came back as U+FFFD, one key for two
- * (and a delete of what came back missed the row). Such a name goes in as a
- * BLOB of its UTF-16 code units instead; every other name stays TEXT, as rows
- * written before hold it (a BLOB never equals a TEXT in SQLite).
- */
+
 // The longest key or field (UTF-16 units) a row takes: with a value's
 // chunk (CHUNK, at most 1.5 MB of UTF-8) it stays under Cloudflare's 2 MB
 // row. A longer one threw SQLITE_TOOBIG after the cache had taken it (a
@@ -123,6 +118,13 @@ function checkName(what, s) {
   }
 }
 
+/**
+ * A key or field as SQL stores it. SQLite's TEXT is UTF-8, which has no lone
+ * surrogate: "\uD800" and "\uDC00" both came back as U+FFFD, one key for two
+ * (and a delete of what came back missed the row). Such a name goes in as a
+ * BLOB of its UTF-16 code units instead; every other name stays TEXT, as rows
+ * written before hold it (a BLOB never equals a TEXT in SQLite).
+ */
 function name(s) {
   if (!LONE.test(s)) return s;
   const u = new Uint16Array(s.length);
