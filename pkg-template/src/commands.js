@@ -73,13 +73,14 @@ export function expireKey(c, key, field, s, t, rel, cond) {
 }
 
 /**
- * Removes every expired entry before a walk of the whole cache (iteration;
- * `snapshot()` after its bytes), as `purge()` does, `dispose` calls
- * included: the walk would otherwise step over them on every call, and the
- * contract bounds a call's cost by the dead entries it removes. With sweeping off (`sweepBudget: 0`)
- * the walk steps over them instead: the price of no sweeping.
+ * Removes every expired entry for a walk of the whole cache (iteration
+ * before it, `snapshot()` after its bytes), as `purge()` does, `dispose`
+ * calls included: the walk would otherwise step over them on every call,
+ * and the contract bounds a call's cost by the dead entries it removes.
+ * With sweeping off (`sweepBudget: 0`) the walk steps over them instead:
+ * the price of no sweeping.
  */
-export function purgeBeforeWalk(c) {
+export function purgeForWalk(c) {
   syncClock(c);
   if (opts(c).sweepBudget === 0) return;
   toEngine(c).purge();

@@ -1,9 +1,10 @@
 // Iteration over a cache: live entries only, in insertion order, with no
-// touch; the expired ones are purged first (see purgeBeforeWalk). `TtlCache` methods, kept here as functions of the cache that reach
-// its private state through the accessors cache.js exports.
+// touch; the expired ones are purged first (see purgeForWalk). `TtlCache`
+// methods, kept here as functions of the cache that reach its private state
+// through the accessors cache.js exports.
 
 import { alive, keyMap, syncClock, valList } from "./cache.js";
-import { purgeBeforeWalk } from "./commands.js";
+import { purgeForWalk } from "./commands.js";
 import { isHash } from "./hash.js";
 import { hashFields, liveKey } from "./hashes.js";
 import { describe } from "./validate.js";
@@ -45,19 +46,19 @@ function* liveEntries(c, what) {
 export const iterationMethods = {
   keys() {
     alive(this);
-    purgeBeforeWalk(this);
+    purgeForWalk(this);
     return liveEntries(this, 0);
   },
 
   values() {
     alive(this);
-    purgeBeforeWalk(this);
+    purgeForWalk(this);
     return liveEntries(this, 1);
   },
 
   entries() {
     alive(this);
-    purgeBeforeWalk(this);
+    purgeForWalk(this);
     return liveEntries(this, 2);
   },
 

@@ -49,7 +49,7 @@ import {
   syncClock,
   valList,
 } from "./cache.js";
-import { purgeBeforeWalk } from "./commands.js";
+import { purgeForWalk } from "./commands.js";
 import { isHash } from "./hash.js";
 import { liveKey } from "./hashes.js";
 import { syncViews } from "./memory.js";
@@ -337,10 +337,11 @@ export const snapshotMethods = {
     // bytes snapshot() returns are bytes restore rejects.
     decode(out, false);
     // Then the expired entries it stepped over go, as a walk's do (see
-    // purgeBeforeWalk): after the bytes, so that a snapshot that throws has
+    // purgeForWalk): after the bytes, so that a snapshot that throws has
     // changed nothing and one a dispose would free or write to is the cache
-    // as it was when snapshot() was called.
-    purgeBeforeWalk(this);
+    // as it was when snapshot() was called. (A value getter may have freed
+    // it: the bytes are still that cache.)
+    if (engine(this) !== null) purgeForWalk(this);
     return out;
   },
 };

@@ -132,3 +132,17 @@ test("a dispose that throws during the walk's purge reaches the caller after the
   assert.equal(c.size, 1);
   assert.deepEqual([...c.keys()], ["c"]);
 });
+
+test("a value getter that frees the cache during snapshot(): the bytes are still the cache as it was", () => {
+  const c = new TtlCache({ now: 0 });
+  c.set("a", {
+    get x() {
+      c.free();
+      return 1;
+    },
+  });
+  c.set("b", 2);
+  const bytes = c.snapshot();
+  assert.throws(() => c.size, /freed/);
+  assert.deepEqual([...TtlCache.restore(bytes, { now: 0 })], [["a", { x: 1 }], ["b", 2]]);
+});
