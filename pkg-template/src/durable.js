@@ -101,6 +101,32 @@ const DEFAULT_CODEC = Object.freeze({
 });
 const OWN_OPTIONS = new Set(["codec"]);
 
+/**
+ * The TtlCache a DurableCache holds. A load's result (fetch, hfetch, a
+ * refresh-ahead) is stored by TtlCache itself, through `set`/`hset`: here
+ * those go through the DurableCache's own write, so the row is written as
+ * for any write (encoded first, the same clocks, in the same run). The
+ * DurableCache's own writes and its replay use `write`/`hwrite`.
+ */
+class Held extends TtlCache {
+  /** The DurableCache, once it is built. */
+  owner = null;
+  set(key, value, opts) {
+    if (this.owner === null) return super.set(key, value, opts);
+    this.owner.set(key, value, opts);
+    return this;
+  }
+  hset(key, field, value, opts) {
+    return this.owner === null ? super.hset(key, field, value, opts) : this.owner.hset(key, field, value, opts);
+  }
+  write(key, value, opts) {
+    return super.set(key, value, opts);
+  }
+  hwrite(key, field, value, opts) {
+    return super.hset(key, field, value, opts);
+  }
+}
+
 /** A finite time, or null for "none" (SQLite has no Infinity). */
 const col = (t) => (t === Infinity || t === undefined ? null : t);
 const uncol = (t) => (t === null ? Infinity : t);
@@ -235,7 +261,7 @@ export class DurableCache {
     // reads it as it is built), and tick(t) walks it forward row by row; then
     // it follows the host's clock.
     let replayAt = rows.length > 0 ? rows[0].last : null;
-    this.#cache = new TtlCache({
+    this.#cache = new Held({
       ...local,
       clock: () => replayAt ?? userClock(),
       dispose: (value, key, reason, field) => {
@@ -260,6 +286,7 @@ export class DurableCache {
     }
     this.#armedAt = NaN; // unknown: arm on the first occasion
     this.#arm();
+    this.#cache.owner = this;
   }
 
   #replay(rows, done) {
@@ -278,8 +305,8 @@ export class DurableCache {
       }
       let enc = r.value;
       if (enc === null) enc = this.#joined(r.key, r.kind, r.field);
-      if (r.kind === PLAIN) c.set(r.key, this.#codec.decode(enc), opts);
-      else c.hset(r.key, r.field, this.#codec.decode(enc), opts);
+      if (r.kind === PLAIN) c.write(r.key, this.#codec.decode(enc), opts);
+      else c.hwrite(r.key, r.field, this.#codec.decode(enc), opts);
       // Read since written: the read again, at its time, for the credit the
       // eviction policy gave it (else a wake evicted the key read last first).
       if (r.read) {
@@ -525,7 +552,7 @@ export class DurableCache {
     const fresh = !this.#cache.has(key);
     this.#fieldGone.clear();
     return this.#guard(() => {
-      this.#cache.set(key, value, o);
+      this.#cache.write(key, value, o);
       this.#replacedHash(key, fresh);
       if (this.#cache.has(key)) this.#row(PLAIN, key, "", enc, o);
       this.#arm();
@@ -541,7 +568,7 @@ export class DurableCache {
     const fresh = !this.#cache.has(key);
     this.#fieldGone.clear();
     return this.#guard(() => {
-      const created = this.#cache.hset(key, field, value, o);
+      const created = this.#cache.hwrite(key, field, value, o);
       this.#replacedHash(key, fresh);
       if (this.#cache.hhas(key, field)) this.#row(FIELD, key, field, enc, o);
       this.#arm();
@@ -753,7 +780,36 @@ export class DurableCache {
   stats() {
     return this.#cache.stats();
   }
-  /** The `TtlCache` inside (reads are fine; writes through it are not persisted). */
+  /**
+   * The cache's `fetch`: a live entry (its read persisted as `get`'s), else
+   * one load shared by every fetch of the key while it runs, whose result is
+   * stored and persisted as `set` would (see Held). Options as TtlCache's.
+   */
+  fetch(key, loader, opts) {
+    return this.#load(() => this.#cache.has(key), () => this.#cache.fetch(key, loader, opts), key, undefined);
+  }
+
+  /** `fetch` for a hash field. */
+  hfetch(key, field, loader, opts) {
+    return this.#load(() => this.#cache.hhas(key, field), () => this.#cache.hfetch(key, field, loader, opts), key, field);
+  }
+
+  /** Runs a fetch: a hit's read persisted, a dispose error (or a bad key) a rejection. */
+  #load(live, start, key, field) {
+    try {
+      return this.#guard(() => {
+        const hit = live();
+        const p = start();
+        if (hit) this.#touched(key, field, true);
+        this.#arm();
+        return p;
+      });
+    } catch (e) {
+      return Promise.reject(e);
+    }
+  }
+
+  /** The `TtlCache` inside (read it; its set/hset are persisted, as a load's store must be; its other writes are not). */
   get local() {
     return this.#cache;
   }

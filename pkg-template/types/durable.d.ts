@@ -1,4 +1,4 @@
-import type { Cond, Defined, Entry, SetOptions, TtlCache, TtlCacheOptions, TtlCacheStats } from "lapse";
+import type { Cond, Defined, Entry, FetchOptions, Fetched, LoaderContext, SetOptions, TtlCache, TtlCacheOptions, TtlCacheStats } from "lapse";
 
 /**
  * A value codec between JS values and the text stored in SQLite. Without
@@ -68,6 +68,22 @@ export declare class DurableCache<V = unknown> implements Iterable<[string, Entr
   [Symbol.iterator](): IterableIterator<[string, Entry<V>]>;
   forEach(fn: (value: Entry<V>, key: string, cache: TtlCache<V>) => void, thisArg?: unknown): void;
   stats(): TtlCacheStats;
-  /** The TtlCache inside (read it; writes through it are not persisted). */
+  /**
+   * `TtlCache.fetch`, persisted: a hit's read as `get`'s, a load's result
+   * (a refresh's included) as `set`'s row.
+   */
+  fetch<T extends Defined<V> | undefined>(
+    key: string,
+    loader: (key: string, context: LoaderContext) => T | PromiseLike<T>,
+    options?: FetchOptions,
+  ): Promise<Fetched<V, T>>;
+  /** As `fetch`, for one hash field. */
+  hfetch<T extends Defined<V> | undefined>(
+    key: string,
+    field: string,
+    loader: (key: string, field: string, context: LoaderContext) => T | PromiseLike<T>,
+    options?: FetchOptions,
+  ): Promise<Fetched<V, T>>;
+  /** The TtlCache inside (read it; its set/hset are persisted, its other writes are not). */
   readonly local: TtlCache<V>;
 }

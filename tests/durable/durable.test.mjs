@@ -225,6 +225,30 @@ test("a key or field longer than a row holds beside a value throws RangeError an
   assert.equal(woke.long, true, "the longest key survived a restart");
 });
 
+// DurableCache had no fetch/hfetch (a conformance probe: "RPC methods use
+// the TtlCache API"); a load's result is stored by TtlCache itself, and
+// must reach storage as a set does.
+test("fetch and hfetch: one load for concurrent fetches, results and refreshes persisted across a restart", async () => {
+  const name = "fetch";
+  const r = await call("/fetch", { name, cfg: { ttl: 60_000 } });
+  assert.deepEqual(r.got, ["loaded", "loaded", "loaded"]);
+  assert.equal(r.field, 3);
+  assert.equal(r.hit, "loaded");
+  assert.equal(r.stale, "loaded", "refresh-ahead answers with the old value");
+  assert.equal(r.now, "refreshed", "and stores the new one");
+  assert.equal(r.calls, 3, "one load for three fetches, one hfetch, one refresh");
+  assert.equal(r.rows, 2);
+  assert.match(r.bad, /^TypeError: value: /);
+  assert.equal(r.g, false);
+  await stop();
+  await start();
+  const g = await call("/get", { name, key: "f" });
+  assert.equal(g.value, "refreshed");
+  assert.ok(g.ttl > 50_000 && g.ttl <= 60_000, `ttl ${g.ttl}`);
+  const h = await call("/hget", { name, key: "fh", field: "x" });
+  assert.ok(h.found, "the hfetch's Date survived");
+});
+
 // A probe of the walk's purge: DurableCache's keys(), values(), entries()
 // and iterator were not guarded, so a dispose error from that purge was
 // swallowed (forEach rethrew it); and the default codec's JSON check walked

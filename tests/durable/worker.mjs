@@ -142,6 +142,31 @@ export class SharedCache extends DurableObject {
           });
           return json({ error, value: c.peek(key) ?? null, ttl: c.ttl(`${key}:getter`) });
         }
+        case "/fetch": {
+          // fetch/hfetch: one load for concurrent fetches, the result (and a
+          // refresh's) persisted; read after a restart by /get and /hget.
+          let calls = 0;
+          const loader = (v) => async () => {
+            calls++;
+            await new Promise((r) => setTimeout(r, 5));
+            return v;
+          };
+          const got = await Promise.all([1, 2, 3].map(() => c.fetch("f", loader("loaded"))));
+          const field = await c.hfetch("fh", "x", loader(new Date(3)));
+          const hit = await c.fetch("f", loader("unused"));
+          // Refresh-ahead: the old value at once, the new one stored behind it.
+          await new Promise((r) => setTimeout(r, 30));
+          const stale = await c.fetch("f", loader("refreshed"), { refresh: 10 });
+          await new Promise((r) => setTimeout(r, 30));
+          const rows = this.ctx.storage.sql.exec("SELECT count(*) AS n FROM _lapse_entries WHERE key LIKE 'f%'").toArray()[0].n;
+          let bad = null;
+          try {
+            await c.fetch("g", async () => () => 1); // a value no codec stores
+          } catch (e) {
+            bad = `${e.name}: ${e.message}`;
+          }
+          return json({ got, field: field.getTime(), hit, stale, calls, rows, now: c.peek("f"), bad, g: c.has("g") });
+        }
         case "/walk": {
           // A walk purges first: its dispose error reaches the caller.
           if (q("write")) {

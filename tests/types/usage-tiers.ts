@@ -1,5 +1,6 @@
-// Compile-time checks of the tier entries' types (lapse/redis, lapse/keyv, lapse/bentocache).
+// Compile-time checks of the tier entries' types (lapse/redis, lapse/keyv, lapse/bentocache, lapse/durable).
 import { NearCache } from "lapse/redis";
+import { DurableCache, type DurableCacheState } from "lapse/durable";
 import { KeyvLapse } from "lapse/keyv";
 import { lapseDriver, LapseDriver } from "lapse/bentocache";
 
@@ -29,3 +30,12 @@ async function tiers() {
   return [u, n, removed, hits, ok, left];
 }
 void tiers;
+
+async function durable(state: DurableCacheState) {
+  const d = new DurableCache<{ n: number }>(state, { ttl: 60_000, refresh: 10_000 });
+  const v: { n: number } | undefined = await d.fetch("k", async (key, { signal }) => ({ n: key.length + Number(signal.aborted) }), { ttl: 5 });
+  const f: { n: number } | undefined = await d.hfetch("h", "f", (key, field) => ({ n: field.length }));
+  // @ts-expect-error: the loader's value is typed
+  await d.fetch("k", async () => "text");
+  return [v, f];
+}
