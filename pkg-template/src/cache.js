@@ -83,7 +83,7 @@ const FREQ_MAX = FREQ_MAX_,
 // groups (set in the class's static block).
 export let syncClock, alive, toEngine, drain, flush, written, place, index, measure, live, read, slot, liveSlot,
   expireNow, deadline, idleOf, trackBirths, keyMap, keyList, valList, sizeOf, engine, statusAt, clockOf,
-  now, setNow, clock, opts, born, bornFrom, runningLoads, running, loads, hit, miss, counters, payOwed;
+  now, setNow, clock, opts, born, bornFrom, runningLoads, running, loads, hit, miss, counters, payOwed, owing;
 
 // A dropped cache's engine is freed by the glue (glue.js), which registers
 // every RawEngine with a FinalizationRegistry: only its TtlCache refers to
@@ -152,6 +152,7 @@ export class TtlCache {
   #loads; // the running loads, fetch defaults and counters (loading.js)
   #doomed = []; // [key, field, ...] whose loads a removal found in #drain invalidates
   #held = null; // dispose calls of a call's chunks before its last (see #more)
+  #debt; // `{ error }`: a dispose error of the reclaim a write paid first (see #catchUp)
   #grace = 0;
   // Write times, slot -> ms, kept only once a fetch may refresh: a column
   // every cache paid for would cost 8 bytes per entry. A slot written before
@@ -316,6 +317,7 @@ export class TtlCache {
       if (pay) this.#catchUp(true);
       else this.#seenEpoch = 0;
     }
+    return this.#debt !== undefined;
   }
 
   /**
@@ -343,8 +345,24 @@ export class TtlCache {
     const e = this.#handOver(pay);
     const calls = this.#drain();
     const stuck = (this.#now = e.now()) !== t;
-    this.#flush(calls);
+    try {
+      this.#flush(calls);
+    } catch (error) {
+      // Paid by a write, before it: the write still lands, then this
+      // error (the first) reaches its caller (#owing). A dispose error
+      // lost the write (a probe).
+      if (!pay) throw error;
+      this.#debt ??= { error };
+    }
     if (stuck) throw oom("now");
+  }
+
+  /** Throws the dispose error a paid reclaim held (see #catchUp). */
+  #owing() {
+    const d = this.#debt;
+    if (d === undefined) return;
+    this.#debt = undefined;
+    throw d.error;
   }
 
   /** A method's clock, once per run; never pays what writes owe (see #time). */
@@ -628,7 +646,9 @@ export class TtlCache {
     // key of the wrong type finds nothing and is rejected by #setSlow. The
     // clock is read first (see #time), and what writes owe paid if this
     // write's arguments need no more checks.
-    if (this.#seenEpoch !== epoch) this.#time(opts === undefined && value !== undefined && typeof key === "string");
+    if (this.#seenEpoch !== epoch && this.#time(opts === undefined && value !== undefined && typeof key === "string")) {
+      return this.#setSlow(key, value, opts); // it lands, then throws (#owing)
+    }
     const s = this.#keyMap.get(key);
     if (opts === undefined && this.#sizeOf === undefined && value !== undefined && this.#runningLoads === 0) {
       if (
@@ -788,38 +808,44 @@ export class TtlCache {
    * the last of it has run: a slot found before could now be another key's.
    */
   #setSlow(key, value, opts) {
-    checkString("key", key);
-    checkValue(value);
-    this.#alive();
-    let flags = parseWrite(opts);
-    const ttl = wTtl;
-    const idle = wIdle;
-    const at = wAt;
-    this.#payOwed(); // the arguments checked, before any lookup
-    let w = 0;
-    if (this.#sizeOf !== undefined) {
-      this.#plainSlot(key); // WRONGTYPE before sizeOf sees the value
-      w = this.#measure(value, key);
-    }
-    let s = this.#plainSlot(key);
-    if (this.#sizeOf === undefined && (flags & (WRITE_AT | WRITE_KEEP_TTL)) === 0 && this.#quickSet(key, value, s, flags, ttl, idle)) {
-      if (this.#runningLoads !== 0) invalidate(this, key, undefined);
-      const held = this.#held; // what #payQueued reclaimed
-      if (held !== null) {
-        this.#held = null;
-        this.#flush(held);
+    try {
+      checkString("key", key);
+      checkValue(value);
+      this.#alive();
+      let flags = parseWrite(opts);
+      const ttl = wTtl;
+      const idle = wIdle;
+      const at = wAt;
+      this.#payOwed(); // the arguments checked, before any lookup
+      let w = 0;
+      if (this.#sizeOf !== undefined) {
+        this.#plainSlot(key); // WRONGTYPE before sizeOf sees the value
+        w = this.#measure(value, key);
       }
+      let s = this.#plainSlot(key);
+      if (this.#sizeOf === undefined && (flags & (WRITE_AT | WRITE_KEEP_TTL)) === 0 && this.#quickSet(key, value, s, flags, ttl, idle)) {
+        if (this.#runningLoads !== 0) invalidate(this, key, undefined);
+        const held = this.#held; // what #payQueued reclaimed
+        if (held !== null) {
+          this.#held = null;
+          this.#flush(held);
+        }
+        return this;
+      }
+      const returning = s !== undefined && s < 0;
+      if (s === undefined || returning) s = NIL;
+      if (returning) flags |= WRITE_TO_MAIN;
+      const r = this.#toEngine().write(s, flags, ttl, idle, at, w);
+      const calls = this.#written(r, key, returning);
+      if (r !== NIL && this.#place(r, key, value, calls, key, undefined)) this.#index(key, r, returning);
+      if (this.#runningLoads !== 0) invalidate(this, key, undefined);
+      this.#flush(calls);
       return this;
+    } finally {
+      // A dispose error of the reclaim paid first: thrown once this write
+      // landed (over any later error: the first one wins).
+      this.#owing();
     }
-    const returning = s !== undefined && s < 0;
-    if (s === undefined || returning) s = NIL;
-    if (returning) flags |= WRITE_TO_MAIN;
-    const r = this.#toEngine().write(s, flags, ttl, idle, at, w);
-    const calls = this.#written(r, key, returning);
-    if (r !== NIL && this.#place(r, key, value, calls, key, undefined)) this.#index(key, r, returning);
-    if (this.#runningLoads !== 0) invalidate(this, key, undefined);
-    this.#flush(calls);
-    return this;
   }
 
   /**
@@ -918,7 +944,7 @@ export class TtlCache {
 
   /** The live value at `key`, restarting its idle window; or `undefined`. */
   get(key) {
-    if (this.#seenEpoch !== epoch) this.#time(typeof key === "string");
+    if (this.#seenEpoch !== epoch && this.#time(typeof key === "string")) this.#owing();
     const s = this.#keyMap.get(key);
     if (s !== undefined && s >= 0) {
       const t = this.#clocksAt + s * TIMES_STRIDE;
@@ -1017,7 +1043,7 @@ export class TtlCache {
   static {
     [syncClock, alive, toEngine, drain, flush, written, place, index, measure, live, read, slot, liveSlot,
       expireNow, deadline, idleOf, trackBirths, keyMap, keyList, valList, sizeOf, engine, statusAt,
-      clockOf, now, setNow, clock, opts, born, bornFrom, runningLoads, running, loads, hit, miss, counters, payOwed] = [
+      clockOf, now, setNow, clock, opts, born, bornFrom, runningLoads, running, loads, hit, miss, counters, payOwed, owing] = [
       (c) => c.#syncClock(),
       (c) => c.#alive(),
       (c) => c.#toEngine(),
@@ -1056,6 +1082,7 @@ export class TtlCache {
       (c) => c.#misses++,
       (c) => [c.#hits, c.#misses, c.#updated],
       (c) => c.#payOwed(),
+      (c) => c.#owing(),
     ];
   }
 }

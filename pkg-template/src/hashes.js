@@ -19,6 +19,7 @@ import {
   measure,
   miss,
   now,
+  owing,
   payOwed,
   place,
   read,
@@ -143,41 +144,45 @@ export const hashMethods = {
     const idle = wIdle;
     const at = wAt;
     payOwed(this); // the arguments checked, before any lookup (see #time)
-    let w = 0;
-    if (sizeOf(this) !== undefined) {
-      hashTarget(this, key); // WRONGTYPE before sizeOf sees the value
-      w = measure(this, value, key, field);
-    }
-    // Looked up after the last user code (see #setSlow).
-    let h = hashTarget(this, key);
-    let f = NIL;
-    const returning = h !== undefined && h < 0;
-    if (h === undefined || returning) {
-      h = NIL;
-    } else if (liveKey(this, h)) {
-      const fs = valList(this)[h].fields.get(field);
-      if (fs !== undefined) f = fs;
-    }
-    if (returning) flags |= WRITE_TO_MAIN;
-    const r = toEngine(this).hwrite(h, f, flags, ttl, idle, at, w);
-    const calls = written(this, r, key, returning);
-    if (r === NIL) {
+    try {
+      let w = 0;
+      if (sizeOf(this) !== undefined) {
+        hashTarget(this, key); // WRONGTYPE before sizeOf sees the value
+        w = measure(this, value, key, field);
+      }
+      // Looked up after the last user code (see #setSlow).
+      let h = hashTarget(this, key);
+      let f = NIL;
+      const returning = h !== undefined && h < 0;
+      if (h === undefined || returning) {
+        h = NIL;
+      } else if (liveKey(this, h)) {
+        const fs = valList(this)[h].fields.get(field);
+        if (fs !== undefined) f = fs;
+      }
+      if (returning) flags |= WRITE_TO_MAIN;
+      const r = toEngine(this).hwrite(h, f, flags, ttl, idle, at, w);
+      const calls = written(this, r, key, returning);
+      if (r === NIL) {
+        if (runningLoads(this) !== 0) invalidate(this, key, field, true);
+        flush(this, calls);
+        return false;
+      }
+      const hs = U32[statusAt(this) + ST_HASH];
+      if (keyList(this)[hs] === undefined) {
+        index(this, key, hs, returning);
+        keyList(this)[hs] = key;
+        valList(this)[hs] = new Hash();
+      }
+      const isNew = place(this, r, field, value, calls, key, field);
+      if (isNew) valList(this)[hs].fields.set(field, r);
+      // After the state is complete: aborting runs the loaders' listeners.
       if (runningLoads(this) !== 0) invalidate(this, key, field, true);
       flush(this, calls);
-      return false;
+      return isNew;
+    } finally {
+      owing(this); // a dispose error of the reclaim paid first, once the write landed (see #catchUp)
     }
-    const hs = U32[statusAt(this) + ST_HASH];
-    if (keyList(this)[hs] === undefined) {
-      index(this, key, hs, returning);
-      keyList(this)[hs] = key;
-      valList(this)[hs] = new Hash();
-    }
-    const isNew = place(this, r, field, value, calls, key, field);
-    if (isNew) valList(this)[hs].fields.set(field, r);
-    // After the state is complete: aborting runs the loaders' listeners.
-    if (runningLoads(this) !== 0) invalidate(this, key, field, true);
-    flush(this, calls);
-    return isNew;
   },
 
   /** A live field's value, restarting the field's and the key's idle windows. */

@@ -409,6 +409,52 @@ test("a freed cache never reads its clock: every method says it was freed", asyn
   assert.equal(reads, 0);
 });
 
+// API.md (Capacity): "An error thrown by dispose reaches the caller only
+// after the cache's state is complete and consistent". A write pays the
+// reclaim the writes before it owe, first; a dispose that threw there lost
+// the write itself (a probe: set("new0", 0) threw and get("new0") was
+// undefined), while one that threw for "replaced" or "evicted" did not.
+test("a dispose that throws in the reclaim a write pays first: the write lands, then the error reaches its caller", async () => {
+  const err = new Error("boom");
+  const setup = async () => {
+    const clk = fakeClock(1000);
+    let armed = false;
+    const c = new TtlCache({
+      clock: clk.read,
+      dispose: () => {
+        if (armed) throw err;
+      },
+    });
+    c.hset("h", "f", 1); // a call into wasm takes the inserts before it
+    for (let i = 0; i < 10; i++) c.set(`old${i}`, i, { ttl: 10 });
+    await null;
+    clk.t = 2000;
+    await null;
+    armed = true;
+    return c;
+  };
+  const writes = {
+    "set": (c) => c.set("new", "v"),
+    "set with options": (c) => c.set("new", "v", { ttl: 60_000 }),
+    "hset": (c) => c.hset("nh", "f", "v"),
+  };
+  for (const [name, write] of Object.entries(writes)) {
+    const c = await setup();
+    const before = c.stats().entries;
+    assert.throws(() => write(c), (e) => e === err, name);
+    assert.ok(c.stats().entries < before, `${name}: the reclaim ran`);
+    assert.equal(name === "hset" ? c.hget("nh", "f") : c.get("new"), "v", `${name}: the write landed`);
+  }
+  // A fetch stores its result as set does: it rejects with the error, and
+  // the value is stored (as with a "replaced" dispose that throws).
+  const c = await setup();
+  await assert.rejects(
+    c.fetch("loaded", async () => "v"),
+    (e) => e === err,
+  );
+  assert.equal(c.get("loaded"), "v");
+});
+
 test("a followed clock's owed reclaim: never paid by a read that does not touch, nor by a call that throws for its arguments", async () => {
   // Found by a probe: the first call of a run after the clock moved paid
   // the reclaim the writes owed (removing expired entries, calling
