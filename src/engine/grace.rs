@@ -58,6 +58,20 @@ impl Engine {
         }
     }
 
+    /// When slot `s` next needs a sweep, as the wheel holds it: its
+    /// deadline, or for a slot in grace the end of its grace. `next_expiry`
+    /// reported a graced slot's past deadline, so a host ticking there made
+    /// no progress until the grace ended (a probe: 100 again and again with
+    /// the clock at 576 and the grace ending at 600).
+    pub(super) fn due_at(&self, s: u32) -> f64 {
+        let d = self.deadline_of(s);
+        if self.graced(s as usize) {
+            d + self.grace_ms[s as usize].abs()
+        } else {
+            d
+        }
+    }
+
     /// Whether slot `i` is in grace (the sign bit of its `grace_ms`).
     pub(super) fn graced(&self, i: usize) -> bool {
         self.grace_on && self.grace_ms[i].is_sign_negative()

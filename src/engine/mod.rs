@@ -382,7 +382,7 @@ impl Engine {
         let now = self.now();
         let mut s = fine.unwrap_or(NIL);
         while s != NIL {
-            let d = self.deadline_of(s);
+            let d = self.due_at(s);
             best = best.min(d);
             if d <= floor {
                 break;

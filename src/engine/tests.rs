@@ -329,6 +329,27 @@ fn grace_keeps_an_expired_slot_until_its_end_then_sweeps_it() {
     assert_eq!(e.stale_until(s), 0.0);
 }
 
+/// A host that ticks at `next_expiry` reaches a grace's end: it was given
+/// the graced slot's past deadline, again and again (a probe: 100 with the
+/// clock at 576 and the grace ending at 600).
+#[test]
+fn next_expiry_of_a_slot_in_grace_is_its_grace_end() {
+    let mut e = engine(Options::default());
+    e.set_grace(500.0).unwrap();
+    let s = plain(&mut e, 100.0, NEVER);
+    let mut ticks = 0;
+    while e.entries() != 0 {
+        let t = e.next_expiry();
+        assert!(t <= 600.0, "never late: {t}");
+        assert!(ticks == 0 || t > e.now() || t >= 600.0, "no progress: {t} at {}", e.now());
+        e.tick(t.max(e.now())).unwrap();
+        ticks += 1;
+        assert!(ticks < 64, "stuck at {} (next_expiry {})", e.now(), e.next_expiry());
+    }
+    assert_eq!(e.now(), 600.0);
+    assert_eq!(e.kind(s), Kind::Free);
+}
+
 #[test]
 fn a_graced_slot_leaves_as_expired_whatever_removes_it() {
     let mut e = engine(Options::default());

@@ -146,3 +146,19 @@ test("a value getter that frees the cache during snapshot(): the bytes are still
   assert.throws(() => c.size, /freed/);
   assert.deepEqual([...TtlCache.restore(bytes, { now: 0 })], [["a", { x: 1 }], ["b", 2]]);
 });
+
+// Not a walk, but the same probe round: nextExpiry() gave an entry in grace
+// its past deadline (100, again and again with the clock at 576), so a host
+// ticking at it never reached the grace's end and its dispose.
+test("nextExpiry() of an entry in grace is its grace's end: a host ticking there reaches it", () => {
+  const gone = [];
+  const c = new TtlCache({ now: 0, ttl: 100, grace: 500, dispose: (v, k, r) => gone.push(r) });
+  c.set("k", 1);
+  for (let i = 0; i < 64 && gone.length === 0; i++) {
+    const t = c.nextExpiry();
+    assert.ok(t <= 600, `never late: ${t}`);
+    c.tick(Math.max(t, c.now));
+  }
+  assert.deepEqual(gone, ["expired"]);
+  assert.equal(c.now, 600);
+});
