@@ -212,6 +212,8 @@ export class DurableCache {
   #idle = Infinity;
   /** The alarm time last set, so re-arming after a write is one comparison. */
   #armedAt = Infinity;
+  /** Whether the cache follows a `clock` of the user's (else Date.now(): its deadlines are wall times). */
+  #ownClock = false;
   /** The first error a user `dispose` threw in the current call, as `{ error }`. */
   #disposeError;
   /** Calls in progress (#guard). */
@@ -241,6 +243,7 @@ export class DurableCache {
     const local = {};
     for (const k of Object.keys(options)) if (!OWN_OPTIONS.has(k)) local[k] = options[k];
     const userClock = local.clock ?? Date.now;
+    this.#ownClock = local.clock !== undefined;
     const userDispose = local.dispose;
     this.#ctx = ctx;
     this.#sql = ctx.storage.sql;
@@ -458,9 +461,11 @@ export class DurableCache {
     // An alarm is wall-clock time: a cache that follows another `clock`
     // has its next deadline that far ahead of now (an alarm at its own
     // reading, behind the wall clock, fired again at once, hundreds of
-    // times a second).
+    // times a second). On Date.now() it is the deadline itself: converted
+    // through the cache's reading, which stands still for the run, it came
+    // a few ms after nextExpiry() (an acceptance probe).
     if (next === Infinity) void storage.deleteAlarm();
-    else void storage.setAlarm(Date.now() + Math.max(0, next - this.#cache.now));
+    else void storage.setAlarm(this.#ownClock ? Date.now() + Math.max(0, next - this.#cache.now) : next);
   }
 
   /** The row of a write (`enc`: its encoded value), with the clocks the write gave the entry. */
