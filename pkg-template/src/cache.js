@@ -354,7 +354,10 @@ export class TtlCache {
       if (!pay) throw error;
       this.#debt ??= { error };
     }
-    if (stuck) throw oom("now");
+    if (stuck) {
+      this.#owing(); // the first error (no write lands: it throws here)
+      throw oom("now");
+    }
   }
 
   /** Throws the dispose error a paid reclaim held (see #catchUp). */
