@@ -1,4 +1,4 @@
-import type { Cond, Defined, Entry, FetchOptions, Fetched, LoaderContext, SetOptions, TtlCache, TtlCacheOptions, TtlCacheStats } from "lapse";
+import type { Cond, Defined, Entry, SetOptions, TtlCache, TtlCacheOptions, TtlCacheStats } from "lapse";
 
 /**
  * A value codec between JS values and the text stored in SQLite. Without
@@ -72,18 +72,9 @@ export declare class DurableCache<V = unknown> implements Iterable<[string, Entr
    * `TtlCache.fetch`, persisted: a hit's read as `get`'s, a load's result
    * (a refresh's included) as `set`'s row.
    */
-  fetch<T extends Defined<V> | undefined>(
-    key: string,
-    loader: (key: string, context: LoaderContext) => T | PromiseLike<T>,
-    options?: FetchOptions,
-  ): Promise<Fetched<V, T>>;
+  fetch: TtlCache<V>["fetch"];
   /** As `fetch`, for one hash field. */
-  hfetch<T extends Defined<V> | undefined>(
-    key: string,
-    field: string,
-    loader: (key: string, field: string, context: LoaderContext) => T | PromiseLike<T>,
-    options?: FetchOptions,
-  ): Promise<Fetched<V, T>>;
+  hfetch: TtlCache<V>["hfetch"];
   /** The TtlCache inside (read it; its set/hset are persisted, its other writes are not). */
   readonly local: TtlCache<V>;
 }
