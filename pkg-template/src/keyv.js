@@ -53,7 +53,8 @@ export class KeyvLapse {
     // Keyv 5 reads `opts.dialect` and `opts.url` (as strings) to decide whether a store is iterable.
     this.opts = { dialect: "lapse", url: "lapse://memory" };
     // No `namespace` property here: Keyv 6 reads one as "the store prefixes keys
-    // itself". Keyv 5 sets it (and prefixes keys with "ns:"), which scopes clear().
+    // itself" (and then never prefixes them). Keyv 5 sets it, but one store
+    // shared by two Keyv 5 instances holds only the last one's (see clear()).
   }
 
   /** The `TtlCache` behind the store. */
@@ -119,15 +120,16 @@ export class KeyvLapse {
     return keys.map((k) => this.#cache.has(k));
   }
 
-  /** Clears the namespace Keyv gave this store (Keyv 5), or everything. */
+  /**
+   * Removes every entry, as Keyv's own Map store does. Keyv 6 calls this
+   * only with no namespace (it clears a namespace itself, through
+   * `iterator`); Keyv 5 calls it with no argument, and the `namespace` it
+   * set on the store is the last Keyv 5 instance's, which is not always the
+   * caller's (clearing under it removed another namespace's entries and
+   * kept the caller's), and with `useKeyPrefix: false` no key is under it.
+   */
   async clear() {
-    const ns = this.namespace;
-    if (!ns) {
-      this.#cache.clear();
-      return;
-    }
-    const prefix = `${ns}:`;
-    for (const k of [...this.#cache.keys()]) if (k.startsWith(prefix)) this.#cache.delete(k);
+    this.#cache.clear();
   }
 
   /** Live `[key, value]` pairs, optionally only under `namespace` (Keyv 6 namespace clear and iteration). */

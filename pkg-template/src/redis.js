@@ -35,6 +35,8 @@ const SET_OPTIONS = new Set(["ttl"]);
 // PX is a 64-bit count of ms; past 2^53 a JS number is no longer an exact
 // integer (and prints as 1e+21 from 10^21 on, which Redis refuses).
 const MAX_PX = Number.MAX_SAFE_INTEGER;
+// No error held (#owed): not a value user code can throw.
+const NONE = Symbol("none");
 
 /** A lone surrogate has no UTF-8 form: node-redis sends U+FFFD, so two such keys would be one in Redis. */
 const wellFormed =
@@ -144,6 +146,8 @@ export class NearCache {
   /** The local copy's default `ttl`: a copy never outlives it, nor Redis's deadline. */
   #localTtl = Infinity;
   #closed = false;
+  /** The first error a callback threw in a change of the local copies (see #onLocal), or NONE. */
+  #owed = NONE;
   /** The commands this cache sent that have not settled: close() lets them finish. */
   #inFlight = new Set();
   #invalidations = 0;
@@ -165,6 +169,11 @@ export class NearCache {
    * default), `prefix` (a string or array: only keys under these prefixes are
    * cached locally and tracked) and `redis` (extra node-redis `createClient`
    * options; `RESP: 3` and tracking are set by lapse).
+   *
+   * A value the local cache can never hold (over its `maxBytes`) lives in
+   * Redis only. An error `dispose` or `sizeOf` throws in a change of the
+   * local copies is thrown by the call that made it, once it is done, or by
+   * the next call when none did (an invalidation, a disconnect).
    */
   static async connect(url, options = {}) {
     if (typeof url !== "string") throw new TypeError(`url: must be a string, got ${typeof url}`);
@@ -288,7 +297,7 @@ export class NearCache {
   #dropAll() {
     this.#epoch++;
     for (const set of [...this.#watches.values()]) for (const w of [...set]) invalidate(w);
-    this.#local.clear();
+    this.#onLocal(() => this.#local.clear());
     // Calls made from now on start their own reads and loads (see #forget).
     this.#loads.clear();
     this.#fetches.clear();
@@ -318,7 +327,7 @@ export class NearCache {
   #forget(key) {
     const set = this.#watches.get(key);
     if (set !== undefined) for (const w of [...set]) invalidate(w);
-    this.#local.delete(key);
+    this.#onLocal(() => this.#local.delete(key));
     this.#loads.delete(key);
     this.#fetches.delete(key);
   }
@@ -331,10 +340,44 @@ export class NearCache {
     if (!this.#tracking || epoch !== this.#epoch || watch.invalidated || !this.#tracked(key)) return;
     const now = this.#local.now;
     const at = Math.min(deadline, now + this.#localTtl);
-    if (at === Infinity) {
-      this.#local.set(key, value); // the local defaults (idle) apply
-    } else if (at > now) {
-      this.#local.set(key, value, { expireAt: at });
+    this.#onLocal(() => {
+      try {
+        if (at === Infinity) {
+          this.#local.set(key, value); // the local defaults (idle) apply
+        } else if (at > now) {
+          this.#local.set(key, value, { expireAt: at });
+        }
+      } catch (e) {
+        // A value the local cache can never hold (over its maxBytes) is
+        // Redis's alone, as a key outside `prefix` is: no local copy, and
+        // the call that read or wrote it succeeds.
+        if (!(e instanceof RangeError && e.message.includes("can never fit in maxBytes"))) throw e;
+      }
+    });
+  }
+
+  /**
+   * Makes a change of the local copies (a `clear`, `delete` or `set` of the
+   * `TtlCache`) and whatever follows it: an error its `dispose` or `sizeOf`
+   * throws is held and thrown by a call once that call is done (#pay). A
+   * server push or a reconnect has no caller: thrown there, it ended the
+   * process (from the client's 'error' listener), and an invalidation
+   * stopped halfway left the key's reads and loads open to new callers.
+   */
+  #onLocal(change) {
+    try {
+      change();
+    } catch (e) {
+      if (this.#owed === NONE) this.#owed = e;
+    }
+  }
+
+  /** Throws the error #onLocal held, if any (once). */
+  #pay() {
+    const e = this.#owed;
+    if (e !== NONE) {
+      this.#owed = NONE;
+      throw e;
     }
   }
 
@@ -380,8 +423,9 @@ export class NearCache {
     checkKey(key);
     this.#open();
     const hit = this.#local.get(key);
-    if (hit !== undefined) return hit;
-    return this.#remote(key);
+    const value = hit !== undefined ? hit : await this.#remote(key);
+    this.#pay();
+    return value;
   }
 
   /**
@@ -396,6 +440,7 @@ export class NearCache {
     const [encoded, copy] = this.#encode(key, value);
     this.#forget(key);
     await this.#write(key, encoded, copy, ttl, this.#watch(key));
+    this.#pay();
     return this;
   }
 
@@ -446,6 +491,7 @@ export class NearCache {
     const n = await this.#sent(this.#client.del(key)).catch((e) => {
       throw keyError(key, "DEL", e);
     });
+    this.#pay();
     return n > 0;
   }
 
@@ -463,7 +509,13 @@ export class NearCache {
     checkSetOptions(opts);
     this.#open();
     const hit = this.#local.get(key);
-    if (hit !== undefined) return hit;
+    const value = hit !== undefined ? hit : await this.#join(key, loader, opts);
+    this.#pay();
+    return value;
+  }
+
+  /** The key's fetch running, or a new one: Redis, else the loader. */
+  #join(key, loader, opts) {
     const running = this.#fetches.get(key);
     if (running !== undefined) {
       this.#coalesced++;
@@ -554,5 +606,6 @@ export class NearCache {
       c.off("end", this.#onDown);
       c.off("reconnecting", this.#onDown);
     }
+    this.#pay(); // a dispose error, of the copies dropped here or earlier
   }
 }

@@ -86,6 +86,23 @@ test("cacheable (Keyv 5) with lapse as its primary store", async () => {
   assert.equal(await cache.has("d"), false);
 });
 
+test("Keyv 5: clear() over a shared store removes the caller's entries, whichever namespace came last", async () => {
+  // Keyv 5 sets `store.namespace` per instance: a shared store holds the
+  // last one's, and clearing under it removed the other namespace's entries.
+  const store = new KeyvLapse();
+  const a = new Keyv5({ store, namespace: "a" });
+  const b = new Keyv5({ store, namespace: "b" });
+  await a.set("k", "a-val");
+  await b.set("k", "b-val");
+  await a.clear();
+  assert.equal(await a.get("k"), undefined, "the caller's own entries go");
+  assert.equal(await b.get("k"), undefined, "as with Keyv 5's Map store, the whole store is cleared");
+  const plainKeys = new Keyv5({ store: new KeyvLapse(), useKeyPrefix: false });
+  await plainKeys.set("x", 1);
+  await plainKeys.clear();
+  assert.equal(await plainKeys.get("x"), undefined, "useKeyPrefix: false: no key is under the namespace");
+});
+
 test("bentocache: lapse as L1 in front of Redis L2, invalidated over the Redis bus", async () => {
   const connection = { host: "127.0.0.1", port: server.port };
   const make = () =>

@@ -467,3 +467,42 @@ test("close() waiting on replies when the server goes away settles, and the call
   await server.start();
   await until(async () => plain.isReady, 10_000);
 });
+
+test("a value over the local maxBytes lives in Redis only: set, get and fetch succeed", async () => {
+  const n = await near({ maxBytes: 10, sizeOf: (v) => JSON.stringify(v).length });
+  const big = "x".repeat(50);
+  await n.set("big:1", big);
+  assert.equal(await plain.get("big:1"), JSON.stringify(big));
+  assert.equal(n.local.has("big:1"), false);
+  assert.equal(await n.get("big:1"), big, "read back from Redis");
+  assert.equal(await n.fetch("big:2", () => big), big);
+  assert.equal(await plain.get("big:2"), JSON.stringify(big));
+  await n.set("big:3", "s");
+  assert.equal(n.local.has("big:3"), true, "a value that fits is kept");
+});
+
+test("a dispose that throws on an invalidation or a FLUSHALL is thrown by the next call, not out of the push", async () => {
+  const seen = [];
+  const n = await near({
+    dispose: (v, k, reason) => {
+      seen.push(`${k}:${reason}`);
+      throw new Error(`dispose ${k}`);
+    },
+  });
+  await n.set("d:1", "one");
+  await n.set("d:2", "two");
+  const gone = invalidation(n, "d:1");
+  await plain.set("d:1", JSON.stringify("new"));
+  await gone;
+  assert.equal(n.local.has("d:1"), false, "the invalidation went through");
+  await assert.rejects(n.get("d:2"), /dispose d:1/, "the next call throws the held error, once done");
+  assert.equal(await n.get("d:1"), "new", "no read of the old value stayed open");
+  assert.equal(await n.get("d:2"), "two");
+  const flushed = invalidation(n, "d:2");
+  await plain.flushAll();
+  await flushed;
+  assert.equal(n.local.size, 0);
+  await assert.rejects(n.get("d:3"), /dispose/);
+  assert.equal(await n.get("d:3"), undefined);
+  assert.ok(seen.includes("d:1:deleted") && seen.includes("d:2:cleared"), seen.join(" "));
+});
