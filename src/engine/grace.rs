@@ -139,12 +139,13 @@ impl Engine {
             // All its fields wait out their grace already: nothing to walk.
             Kind::Hash if self.graced(s as usize) => 0,
             Kind::Hash if self.own_live(s, self.now()) => {
-                // Removing a field leaves its siblings' links intact; the last
-                // one, which takes the hash, has no next.
+                // Oldest first, as `remove`. Removing a field leaves its
+                // siblings' links intact; the last one, which takes the
+                // hash, has no prev.
                 let mut n = 0;
-                let mut f = self.hashes[self.family[s as usize] as usize].head;
+                let mut f = self.hashes[self.family[s as usize] as usize].tail;
                 while f != NIL && self.step_ok() {
-                    let next = self.policy.links().next(f);
+                    let next = self.policy.links().prev(f);
                     if !self.own_live(f, self.now()) && !self.hold_in_grace(f) {
                         n += self.remove(f, Reason::Expired);
                     }

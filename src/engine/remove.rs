@@ -93,8 +93,10 @@ impl Engine {
                 1
             }
             Kind::Hash => {
-                // Field by field, the last one taking the key with it; a
-                // call stopped early leaves the hash with the rest. A field
+                // Field by field, oldest first (as they were written, the
+                // order `hgetall` lists them in), the last one taking the
+                // key with it; a call stopped early leaves the hash with
+                // the rest. A field
                 // whose own deadline passed (not yet swept) goes as expired,
                 // as a plain entry found expired does: what a `delete`,
                 // eviction or overwrite of the key removes is what was live.
@@ -104,7 +106,7 @@ impl Engine {
                 let now = self.now();
                 let mut n = 0;
                 while self.kind(s) == Kind::Hash && self.step_ok() {
-                    let f = self.hashes[hid].head;
+                    let f = self.hashes[hid].tail;
                     let r =
                         if reason != Reason::Cleared && self.deadline_of(f) <= now { Reason::Expired } else { reason };
                     n += self.remove_field(f, r, reason);

@@ -150,7 +150,7 @@ impl Engine {
         let hid = self.family[h as usize] as usize;
         let mut n = 0;
         while n < room && self.step_ok() {
-            let f = self.hashes[hid].head;
+            let f = self.hashes[hid].tail; // oldest first, as `remove`
             let last = self.hashes[hid].len == 1;
             n += self.remove(f, Reason::Expired);
             if last {

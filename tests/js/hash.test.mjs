@@ -300,3 +300,34 @@ test("a hash whose fields' sizes would total over 2^32 - 1 bytes: RangeError, no
   c.delete("h");
   assert.equal(c.stats().bytes, 0, "the hash's size came back whole");
 });
+
+test("a hash removed whole disposes its fields in the order they were written, as hgetall lists them", () => {
+  const seen = [];
+  const c = new TtlCache({ now: 0, dispose: (v, k, reason, f) => seen.push(`${f}:${reason}`) });
+  const fill = (ttl) => {
+    for (const f of ["f1", "f2", "f3", "f4"]) c.hset("h", f, f, { ttl });
+    c.hset("h", "f2", "again", { ttl }); // a rewrite keeps its place, as in a Map
+    seen.length = 0;
+  };
+  fill(100);
+  assert.deepEqual([...c.hgetall("h").keys()], ["f1", "f2", "f3", "f4"]);
+  c.delete("h");
+  assert.deepEqual(seen, ["f1:deleted", "f2:deleted", "f3:deleted", "f4:deleted"]);
+  fill(100);
+  c.clear();
+  assert.deepEqual(seen, ["f1:cleared", "f2:cleared", "f3:cleared", "f4:cleared"]);
+  // (Fields a sweep removes one by one, each at its own deadline, leave in
+  // the expiry wheel's order: no order is promised there.)
+  fill(100);
+  c.expire("h", 50); // the key's own deadline, found by a read
+  c.tick(60);
+  assert.deepEqual(seen, ["f1:expired", "f2:expired", "f3:expired", "f4:expired"], "the key's deadline");
+  // Expired fields no sweep reached, found by a read.
+  const d = new TtlCache({ now: 0, sweepBudget: 0, dispose: (v, k, reason, f) => seen.push(`${f}:${reason}`) });
+  for (const f of ["f1", "f2", "f3"]) d.hset("h", f, f, { ttl: 100 });
+  d.hset("h", "live", 0);
+  seen.length = 0;
+  d.tick(200);
+  assert.deepEqual([...d.hgetall("h").keys()], ["live"]);
+  assert.deepEqual(seen, ["f1:expired", "f2:expired", "f3:expired"], "found by hgetall");
+});
