@@ -290,3 +290,24 @@ fn bounds_and_snapshot_errors_agree_with_the_constructor() {
     assert_eq!(s.validate().unwrap_err(), from_new);
     assert!(from_new.to_string().contains("max_entries"), "{from_new}");
 }
+
+#[test]
+fn errors_name_the_rust_arguments_and_rust_limits() {
+    use lapse_cache::{Error, Options, SetOptions, TtlCache};
+    let range = |e: Error| match e {
+        Error::Range { arg, msg } => (arg, msg),
+        e => panic!("not a range error: {e}"),
+    };
+    let e = TtlCache::<String, u8>::with_options(Options { max_entries: Some(0), ..Default::default() }, 0.0);
+    let (arg, msg) = range(e.expect_err("max_entries 0 is refused"));
+    assert_eq!(arg, "max_entries");
+    assert!(msg.ends_with("or None"), "{msg}");
+    let e = TtlCache::<String, u8>::with_options(Options { ttl: Some(-1.0), ..Default::default() }, 0.0);
+    let (arg, msg) = range(e.expect_err("a negative ttl is refused"));
+    assert_eq!(arg, "ttl");
+    assert!(msg.contains("or f64::INFINITY") && !msg.contains("or Infinity"), "{msg}");
+    let mut c =
+        TtlCache::<String, u8>::with_options(Options { max_bytes: Some(10), ..Default::default() }, 0.0).unwrap();
+    let (arg, msg) = range(c.set_sized("k".to_string(), 1, SetOptions::default(), 11).unwrap_err());
+    assert_eq!(arg, "weight", "{msg}");
+}

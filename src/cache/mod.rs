@@ -978,12 +978,16 @@ pub(crate) fn native(e: Error) -> Error {
         ("maxBytes", "max_bytes"),
         ("keepTtl", "keep_ttl"),
         ("expireAt", "expire_at"),
-        ("sizeOf", "size"),
+        ("sizeOf", "weight"),
         ("sweepBudget", "sweep_budget"),
     ];
     let rename = |arg: &'static str, msg: String| {
         let arg = NAMES.iter().find(|(js, _)| *js == arg).map_or(arg, |(_, rs)| rs);
-        (arg, NAMES.iter().fold(msg, |m, (js, rs)| m.replace(js, rs)))
+        let msg = NAMES.iter().fold(msg, |m, (js, rs)| m.replace(js, rs));
+        // JS's "no limit" is Infinity; here a bound's is `None` (or
+        // `u64::MAX`) and a clock's `f64::INFINITY`.
+        let none = if arg.starts_with("max_") { "or None" } else { "or f64::INFINITY" };
+        (arg, msg.replace("or Infinity", none))
     };
     match e {
         Error::Type { arg, msg } => {
