@@ -95,6 +95,24 @@ fn reads_of_a_hash_do_not_walk_its_unswept_expired_fields() {
         assert!(steps() - before < 3_000, "{} field steps for 1,000 hlen", steps() - before);
         c.check_invariants().unwrap();
     }
+    // The witness goes (an `hexpire`) while another field lives: one walk
+    // finds that one, and `&self` reads stay O(1) after it.
+    let o = Options { sweep_budget: Some(0), ..Default::default() };
+    let mut c: TtlCache<&str, u32> = TtlCache::with_options(o, 0.0).unwrap();
+    let ttl = |t| SetOptions { ttl: Some(t), ..Default::default() };
+    c.hset("h", "keep", 0, ttl(1e9)).unwrap();
+    c.hset("h", "w", 0, ttl(2e9)).unwrap();
+    for i in 0..5_000 {
+        c.hset("h", &format!("f{i}"), i, ttl(10.0)).unwrap();
+    }
+    c.hexpire(&"h", "w", 5.0, None).unwrap();
+    c.tick(20.0).unwrap(); // no sweep: the dead fields stay
+    let before = steps();
+    for _ in 0..1_000 {
+        assert!(c.contains(&"h"));
+        assert!(c.hhas(&"h", "keep").unwrap());
+    }
+    assert!(steps() - before < 2 * 5_002, "{} field steps for 2,000 reads", steps() - before);
 }
 
 /// Iteration and snapshots walk the index, which follows the keys held, not
