@@ -90,7 +90,7 @@ export let syncClock, alive, toEngine, drain, flush, written, place, index, meas
 // it, so both go together (tests/js/exhaustion.test.mjs checks it).
 
 function freed() {
-  return new Error("TtlCache: this cache was freed (free() or [Symbol.dispose]) and can no longer be used");
+  return new Error("TtlCache: this cache was freed (free() or [Symbol.dispose])");
 }
 
 /** Grows `a` in place to `cap`, padding with `undefined` (no holes). */
@@ -187,7 +187,18 @@ export class TtlCache {
     if (maxBytes !== Infinity && this.#sizeOf === undefined) {
       throw new TypeError("sizeOf: is required when maxBytes is set");
     }
-    const now = clock === undefined ? optNow : readClock(clock);
+    // A clock that cannot be read yet (a fake one set up after the cache)
+    // is read again by the first call that needs it, which throws if it
+    // still fails: the error comes from the call that read it.
+    let now = optNow;
+    let read = clock !== undefined;
+    if (read) {
+      try {
+        now = readClock(clock);
+      } catch {
+        now = read = 0;
+      }
+    }
     this.#clock = clock;
     this.#engine = adopted ?? new RawEngine(now, ttl, idle, maxEntries, maxBytes, sweepBudget);
     // After each call (the glue asks): its log replayed, and whether it
@@ -200,7 +211,7 @@ export class TtlCache {
     // A restored engine is at the snapshot's time: never run back behind it.
     const at = this.#engine.now();
     this.#now = now > at ? now : at;
-    if (clock !== undefined) this.#seenEpoch = this.#readEpoch = stamp();
+    if (read) this.#seenEpoch = this.#readEpoch = stamp();
     this.#opts = { ttl, idle, maxEntries, maxBytes, sweepBudget };
     this.#ttl = ttl;
     this.#idle = idle;
@@ -291,11 +302,10 @@ export class TtlCache {
     // Before the clock: user code does not run for a freed cache.
     this.#alive();
     const c = this.#clock;
-    if (c === undefined) {
-      this.#seenEpoch = epoch;
-      return;
-    }
-    if (this.#readEpoch !== epoch) {
+    // (A manual clock has no reading to take, but may owe a run's
+    // overwrites' reclaim: see #overwrite.)
+    if (c === undefined) this.#seenEpoch = epoch;
+    else if (this.#readEpoch !== epoch) {
       // Before the read: a re-entrant call from the clock uses the old reading.
       this.#seenEpoch = this.#readEpoch = stamp();
       const r = readClock(c);
@@ -722,7 +732,10 @@ export class TtlCache {
     // A write is one unit of credit, whatever it had (Policy::written).
     U[f] = (q & ~FREQ_MAX) | 1;
     this.#valList[s] = value;
-    this.#updated++;
+    // A run of overwrites owes its reclaim as a run of inserts does (every
+    // QUEUE_CAP), paid by the next call (#time): the clock stands still
+    // within a run, and 200k overwrites in one reclaimed none (a probe).
+    if (++this.#updated - this.#updatedPaid >= QUEUE_CAP) this.#payDue = !(this.#seenEpoch = 0);
     return true;
   }
 

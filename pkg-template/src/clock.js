@@ -1,7 +1,7 @@
 // Time: the default clock, reading a `clock` option, and the epoch that lets
 // a cache read a followed clock at most once per synchronous run of JS.
 
-import { checkNumber, describe } from "./validate.js";
+import { checkFunction, checkNumber, describe } from "./validate.js";
 
 // A cache that follows a clock reads it at most once per synchronous run of
 // JS: it remembers the epoch of its reading, and a microtask queued by the
@@ -38,8 +38,7 @@ export function readClock(clock) {
 export function clockOption(now, clock) {
   if (clock !== undefined) {
     if (now !== undefined) throw new TypeError("now: cannot be combined with clock (now gives a manual clock)");
-    if (typeof clock !== "function") throw new TypeError(`clock: must be a function, got ${describe(clock)}`);
-    return clock;
+    return checkFunction("clock", clock);
   }
   if (now === undefined) return dateNow;
   checkNumber("now", now);

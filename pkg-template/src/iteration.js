@@ -7,7 +7,7 @@ import { alive, keyMap, syncClock, valList } from "./cache.js";
 import { purgeForWalk } from "./commands.js";
 import { isHash } from "./hash.js";
 import { hashFields, liveKey } from "./hashes.js";
-import { describe } from "./validate.js";
+import { checkFunction } from "./validate.js";
 
 /**
  * The live entries' keys (`what` 0), values (1) or [key, value] pairs (2).
@@ -67,7 +67,7 @@ export const iterationMethods = {
   },
 
   forEach(fn, thisArg) {
-    if (typeof fn !== "function") throw new TypeError(`fn: must be a function, got ${describe(fn)}`);
+    checkFunction("fn", fn);
     for (const [k, v] of this.entries()) fn.call(thisArg, v, k, this);
   },
 };

@@ -46,7 +46,7 @@ import {
 } from "./cache.js";
 import { isHash } from "./hash.js";
 import { fieldSlot, hashSlot } from "./hashes.js";
-import { checkString, describe, parseFetch, wrongType } from "./validate.js";
+import { checkFunction, checkString, parseFetch, wrongType } from "./validate.js";
 
 /** A cache's loading state: its running loads, fetch defaults and counters. */
 export function newLoads(refresh, onError) {
@@ -96,7 +96,7 @@ export const loadMethods = {
 };
 
 function fetchIn(c, key, field, loader, opts) {
-  if (typeof loader !== "function") throw new TypeError(`loader: must be a function, got ${describe(loader)}`);
+  checkFunction("loader", loader);
   const fo = parseFetch(opts);
   const l = loads(c);
   const refresh = fo.refresh === undefined ? l.refresh : fo.refresh;

@@ -195,11 +195,13 @@ export function optionalNumber(arg, v, dflt) {
   return v;
 }
 
-export function optionalFunction(arg, v) {
-  if (v !== undefined && typeof v !== "function") {
-    throw new TypeError(`${arg}: must be a function, got ${describe(v)}`);
-  }
+export function checkFunction(arg, v) {
+  if (typeof v !== "function") throw new TypeError(`${arg}: must be a function, got ${describe(v)}`);
   return v;
+}
+
+export function optionalFunction(arg, v) {
+  return v === undefined ? v : checkFunction(arg, v);
 }
 
 /** `refresh`/`grace`: a non-negative number of ms or `Infinity`; `undefined` keeps `dflt`. */

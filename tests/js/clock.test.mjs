@@ -138,8 +138,10 @@ test("time never runs backwards: a followed clock that steps back un-expires not
 test("now together with clock is a TypeError; bad clocks are rejected", () => {
   assert.throws(() => new TtlCache({ now: 0, clock: () => 0 }), (e) => e instanceof TypeError && /now/.test(e.message) && /clock/.test(e.message));
   assert.throws(() => new TtlCache({ clock: 5 }), (e) => e instanceof TypeError && /clock/.test(e.message));
-  assert.throws(() => new TtlCache({ clock: () => "1" }), (e) => e instanceof TypeError && /clock/.test(e.message));
-  assert.throws(() => new TtlCache({ clock: () => NaN }), (e) => e instanceof RangeError && /clock/.test(e.message));
+  // What a clock returns is checked by the call that reads it (the clock is
+  // read lazily; a constructor's reading that fails is taken again).
+  assert.throws(() => new TtlCache({ clock: () => "1" }).get("k"), (e) => e instanceof TypeError && /clock/.test(e.message));
+  assert.throws(() => new TtlCache({ clock: () => NaN }).set("k", 1), (e) => e instanceof RangeError && /clock/.test(e.message));
   assert.throws(() => new TtlCache({ now: "0" }), (e) => e instanceof TypeError && /now/.test(e.message));
   // A clock may be undefined-valued explicitly: that is the default clock.
   assert.ok(Math.abs(new TtlCache({ clock: undefined }).now - Date.now()) < 1000);
@@ -365,6 +367,54 @@ test("overwrites reclaim too: a stream of them with a ttl does not keep the dead
     for (let i = 0; i < 100; i++) c.set(`hot${i}`, run);
   }
   assert.ok(c.size < 200, `clock standing still: size ${c.size} with 100 live`);
+});
+
+test("overwrites in one long run reclaim as they go, as inserts do", async () => {
+  // A probe: 200k overwrites of one live key in one synchronous run, after
+  // 200k entries expired, reclaimed 134 of them (the clock stands still
+  // within a run, and only a moved clock made overwrites pay).
+  const clk = fakeClock(0);
+  const c = new TtlCache({ clock: clk.read, ttl: 1000 });
+  for (let i = 0; i < 20_000; i++) c.set(`dead${i}`, i, { ttl: 10 });
+  c.set("hot", 0);
+  clk.t = 20;
+  await null;
+  for (let i = 0; i < 20_000; i++) c.set("hot", i);
+  assert.ok(c.size < 1000, `size ${c.size} after 20,000 overwrites with one live key`);
+  assert.equal(c.get("hot"), 19_999);
+  // A manual clock: a tick sweeps its budget, the overwrites the rest.
+  const m = new TtlCache({ now: 0, ttl: 1000 });
+  for (let i = 0; i < 20_000; i++) m.set(`dead${i}`, i, { ttl: 10 });
+  m.set("hot", 0);
+  m.tick(20);
+  for (let i = 0; i < 20_000; i++) m.set("hot", i);
+  assert.ok(m.size < 1000, `manual clock: size ${m.size} after 20,000 overwrites with one live key`);
+});
+
+test("a clock that cannot be read yet at construction is read by the first call, which throws if it still fails", async () => {
+  let t; // a fake clock set up after the cache (a test's beforeEach)
+  const c = new TtlCache({ clock: () => t, ttl: 100 });
+  assert.throws(() => c.get("a"), (e) => e instanceof TypeError && /clock/.test(e.message));
+  t = 1_000;
+  await null;
+  c.set("a", 1);
+  assert.equal(c.ttl("a"), 100);
+  t = 1_100;
+  await null;
+  assert.equal(c.get("a"), undefined);
+  let ready = false;
+  const d = new TtlCache({
+    clock: () => {
+      if (!ready) throw new Error("not installed yet");
+      return 5;
+    },
+  });
+  assert.throws(() => d.set("k", 1), /not installed yet/);
+  ready = true;
+  await null;
+  d.set("k", 1);
+  assert.equal(d.now, 5);
+  assert.equal(d.get("k"), 1);
 });
 
 test("a freed cache never reads its clock: every method says it was freed", async () => {
