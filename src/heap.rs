@@ -335,6 +335,13 @@ mod wasm {
 
         fn grow(&mut self, bytes: usize) -> Option<(usize, usize)> {
             let pages = bytes.div_ceil(PAGE);
+            // Never wasm32's last page: the memory's end would be 2^32,
+            // which a 32-bit `usize` cannot hold. It wrapped to 0 (a probe,
+            // at 4 GiB): the heap then failed every `reach`, and memory
+            // given back to its top was never used again.
+            if memory_size(0) + pages >= 1 << 16 {
+                return None;
+            }
             let old = memory_grow(0, pages);
             (old != usize::MAX).then(|| (old * PAGE, (old + pages) * PAGE))
         }

@@ -37,7 +37,7 @@ export function readClock(clock) {
  */
 export function clockOption(now, clock) {
   if (clock !== undefined) {
-    if (now !== undefined) throw new TypeError("now: cannot be combined with clock (now gives a manual clock)");
+    if (now !== undefined) throw new TypeError("now: cannot be combined with clock");
     return checkFunction("clock", clock);
   }
   if (now === undefined) return dateNow;
