@@ -102,13 +102,6 @@ function invalidate(w) {
   }
 }
 
-/** The first error among a MULTI's replies (node-redis's MultiErrorReply says only "n commands failed"). */
-function firstReplyError(e) {
-  const replies = e?.replies;
-  if (Array.isArray(replies)) for (const r of replies) if (r instanceof Error) return r;
-  return e;
-}
-
 /**
  * A `TtlCache` in front of Redis, invalidated by the server.
  *
@@ -382,9 +375,12 @@ export class NearCache {
   }
 
   /**
-   * Reads Redis, coalesced per key: GET and PTTL in one MULTI, so no write can
-   * land between them (its invalidation then arrives either before the reply,
-   * and the answer is not stored, or after it, and deletes the stored copy).
+   * Reads Redis, coalesced per key: GET and PTTL sent back to back on the
+   * tracking connection. A write that lands before the GET, or between the
+   * two, has its invalidation pushed to this connection before the PTTL's
+   * reply (Redis writes both to it in order), which marks the answer unkept;
+   * one after them deletes the stored copy. Not a MULTI: Redis refuses one
+   * at its `maxmemory` with `noeviction` (a probe), where a GET still works.
    */
   #remote(key) {
     const running = this.#loads.get(key);
@@ -393,9 +389,9 @@ export class NearCache {
     const epoch = this.#epoch;
     const sent = this.#local.now;
     this.#remoteReads++;
-    load.promise = this.#sent(this.#client.multi().get(key).pTTL(key).exec())
+    load.promise = this.#sent(Promise.all([this.#client.get(key), this.#client.pTTL(key)]))
       .catch((e) => {
-        throw keyError(key, "GET", firstReplyError(e));
+        throw keyError(key, "GET", e);
       })
       .then(([raw, pttl]) => {
         if (raw === null || raw === undefined) return undefined;

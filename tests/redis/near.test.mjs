@@ -506,3 +506,17 @@ test("a dispose that throws on an invalidation or a FLUSHALL is thrown by the ne
   assert.equal(await n.get("d:3"), undefined);
   assert.ok(seen.includes("d:1:deleted") && seen.includes("d:2:cleared"), seen.join(" "));
 });
+
+test("at maxmemory with noeviction, reads still work (Redis refuses a MULTI there, not a GET)", async () => {
+  const n = await near();
+  await plain.set("oom:1", JSON.stringify({ name: "Ada" }), { expiration: { type: "PX", value: 60_000 } });
+  await plain.configSet({ maxmemory: "1", "maxmemory-policy": "noeviction" });
+  try {
+    assert.deepEqual(await n.get("oom:1"), { name: "Ada" });
+    assert.ok(n.local.ttl("oom:1") <= 60_000, "the copy still keeps to the key's deadline");
+    n.local.delete("oom:1");
+    assert.deepEqual(await n.fetch("oom:1", () => "from loader"), { name: "Ada" });
+  } finally {
+    await plain.configSet({ maxmemory: "0" });
+  }
+});
