@@ -201,11 +201,11 @@ export class NearCache {
     this.#prefix = prefixes;
     this.#client = createClient({ ...redis, url, RESP: 3, emitInvalidate: true });
     this.#onInvalidate = (key) => this.#invalidate(key);
-    this.#onDown = () => this.#down();
+    this.#onDown = () => this.#hold(this.#down());
     this.#onReady = () => {
       // node-redis re-sends its own default-mode CLIENT TRACKING ON on every
       // reconnect; switch back to broadcasting before storing anything.
-      if (!this.#closed) this.#track().catch(() => this.#down());
+      if (!this.#closed) this.#track().catch(this.#onDown);
     };
     this.#client.on("invalidate", this.#onInvalidate);
     this.#client.on("error", this.#onDown);
@@ -258,7 +258,7 @@ export class NearCache {
     for (const p of this.#prefix) on.push("PREFIX", p);
     await this.#sent(this.#client.sendCommand(["CLIENT", "TRACKING", "OFF"]));
     await this.#sent(this.#client.sendCommand(on));
-    this.#dropAll();
+    this.#hold(this.#dropAll());
     this.#tracking = true;
   }
 
@@ -287,27 +287,27 @@ export class NearCache {
     return false;
   }
 
+  /** Drops every local copy; returns what #onLocal does. */
   #dropAll() {
     this.#epoch++;
     for (const set of [...this.#watches.values()]) for (const w of [...set]) invalidate(w);
-    this.#onLocal(() => this.#local.clear());
+    const e = this.#onLocal(() => this.#local.clear());
     // Calls made from now on start their own reads and loads (see #forget).
     this.#loads.clear();
     this.#fetches.clear();
+    return e;
   }
 
   #down() {
     this.#tracking = false;
-    this.#dropAll();
+    return this.#dropAll();
   }
 
   #invalidate(key) {
     this.#invalidations++;
-    if (key === null || key === undefined) {
-      this.#dropAll(); // FLUSHALL, FLUSHDB, or the server's tracking table overflowed
-      return;
-    }
-    this.#forget(typeof key === "string" ? key : key.toString());
+    // FLUSHALL, FLUSHDB, or the server's tracking table overflowed: all.
+    const all = key === null || key === undefined;
+    this.#hold(all ? this.#dropAll() : this.#forget(typeof key === "string" ? key : key.toString()));
   }
 
   /**
@@ -316,24 +316,27 @@ export class NearCache {
    * before the change answers its own callers only (a get or fetch made
    * after another client's write, or after this one's set or delete,
    * joined the read or load in flight and returned the old value).
+   * Returns what #onLocal does.
    */
   #forget(key) {
     const set = this.#watches.get(key);
     if (set !== undefined) for (const w of [...set]) invalidate(w);
-    this.#onLocal(() => this.#local.delete(key));
+    const e = this.#onLocal(() => this.#local.delete(key));
     this.#loads.delete(key);
     this.#fetches.delete(key);
+    return e;
   }
 
   /**
    * Stores a local copy that expires no later than `deadline` (a local time),
-   * unless the key changed (`watch`), or tracking went down, since `epoch` was read.
+   * unless the key changed (`watch`), or tracking went down, since `epoch` was
+   * read. Returns what #onLocal does.
    */
   #keep(key, value, deadline, watch, epoch) {
-    if (!this.#tracking || epoch !== this.#epoch || watch.invalidated || !this.#tracked(key)) return;
+    if (!this.#tracking || epoch !== this.#epoch || watch.invalidated || !this.#tracked(key)) return NONE;
     const now = this.#local.now;
     const at = Math.min(deadline, now + this.#localTtl);
-    this.#onLocal(() => {
+    return this.#onLocal(() => {
       try {
         if (at === Infinity) {
           this.#local.set(key, value); // the local defaults (idle) apply
@@ -351,27 +354,33 @@ export class NearCache {
 
   /**
    * Makes a change of the local copies (a `clear`, `delete` or `set` of the
-   * `TtlCache`) and whatever follows it: an error its `dispose` or `sizeOf`
-   * throws is held and thrown by a call once that call is done (#pay). A
-   * server push or a reconnect has no caller: thrown there, it ended the
-   * process (from the client's 'error' listener), and an invalidation
-   * stopped halfway left the key's reads and loads open to new callers.
+   * `TtlCache`) and returns the error its `dispose` or `sizeOf` threw (the
+   * change is complete then), or NONE, so that what follows it still runs.
+   * The call that made the change throws it once that call is done; a
+   * server push or a reconnect has none, and holds it for the next call
+   * (#hold): thrown there, it ended the process (from the client's 'error'
+   * listener), and an invalidation stopped halfway left the key's reads and
+   * loads open to new callers.
    */
   #onLocal(change) {
     try {
       change();
+      return NONE;
     } catch (e) {
-      if (this.#owed === NONE) this.#owed = e;
+      return e;
     }
   }
 
-  /** Throws the error #onLocal held, if any (once). */
-  #pay() {
-    const e = this.#owed;
-    if (e !== NONE) {
-      this.#owed = NONE;
-      throw e;
-    }
+  /** Holds an error of a change no call made, for the next call (the first one held wins). */
+  #hold(e) {
+    if (this.#owed === NONE) this.#owed = e;
+  }
+
+  /** Ends a call: throws its own error (from #onLocal), else one held (once). */
+  #pay(own = NONE) {
+    const e = own !== NONE ? own : this.#owed;
+    if (own === NONE) this.#owed = NONE;
+    if (e !== NONE) throw e;
   }
 
   /**
@@ -403,7 +412,9 @@ export class NearCache {
           throw keyError(key, "codec.decode of the value in Redis at", e);
         }
         // PTTL -1: no deadline in Redis; -2: no key.
-        if (pttl !== -2) this.#keep(key, value, pttl === -1 ? Infinity : sent + pttl, load.watch, epoch);
+        // An error of the copy's callbacks is this read's (its callers').
+        const e = pttl === -2 ? NONE : this.#keep(key, value, pttl === -1 ? Infinity : sent + pttl, load.watch, epoch);
+        if (e !== NONE) throw e;
         return value;
       })
       .finally(() => {
@@ -434,9 +445,15 @@ export class NearCache {
     if (value === undefined) throw new TypeError("value: must not be undefined (use delete() to remove a key)");
     this.#open();
     const [encoded, copy] = this.#encode(key, value);
-    this.#forget(key);
-    await this.#write(key, encoded, copy, ttl, this.#watch(key));
-    this.#pay();
+    const dropped = this.#forget(key);
+    let kept;
+    try {
+      kept = await this.#write(key, encoded, copy, ttl, this.#watch(key));
+    } catch (e) {
+      this.#hold(dropped); // the Redis error is this call's
+      throw e;
+    }
+    this.#pay(dropped !== NONE ? dropped : kept);
     return this;
   }
 
@@ -463,7 +480,8 @@ export class NearCache {
   /**
    * SET, then the local copy, unless `watch` (taken before anything was sent,
    * and unwatched here) saw the key change meanwhile: another client's write
-   * right after ours can reach us in the same read as our reply.
+   * right after ours can reach us in the same read as our reply. Returns
+   * what #keep does.
    */
   async #write(key, encoded, copy, ttl, watch) {
     const epoch = this.#epoch;
@@ -473,7 +491,7 @@ export class NearCache {
       await this.#sent(this.#client.set(key, encoded, px === undefined ? undefined : { expiration: { type: "PX", value: px } })).catch((e) => {
         throw keyError(key, "SET", e);
       });
-      this.#keep(key, copy, px === undefined ? Infinity : sent + ttl, watch, epoch);
+      return this.#keep(key, copy, px === undefined ? Infinity : sent + ttl, watch, epoch);
     } finally {
       this.#unwatch(key, watch);
     }
@@ -483,11 +501,12 @@ export class NearCache {
   async delete(key) {
     checkKey(key);
     this.#open();
-    this.#forget(key);
+    const dropped = this.#forget(key);
     const n = await this.#sent(this.#client.del(key)).catch((e) => {
+      this.#hold(dropped); // the Redis error is this call's
       throw keyError(key, "DEL", e);
     });
-    this.#pay();
+    this.#pay(dropped);
     return n > 0;
   }
 
@@ -543,7 +562,8 @@ export class NearCache {
         if (watch.invalidated) return value;
         const [encoded, copy] = this.#encode(key, value);
         writing = true;
-        await this.#write(key, encoded, copy, opts?.ttl, watch); // unwatches
+        const e = await this.#write(key, encoded, copy, opts?.ttl, watch); // unwatches
+        if (e !== NONE) throw e; // this load's (its callers')
         return value;
       } finally {
         if (!writing) this.#unwatch(key, watch);
@@ -581,7 +601,7 @@ export class NearCache {
   async close() {
     if (this.#closed) return;
     this.#closed = true;
-    this.#down();
+    const dropped = this.#down();
     const c = this.#client;
     c.off("invalidate", this.#onInvalidate);
     c.off("ready", this.#onReady);
@@ -602,6 +622,6 @@ export class NearCache {
       c.off("end", this.#onDown);
       c.off("reconnecting", this.#onDown);
     }
-    this.#pay(); // a dispose error, of the copies dropped here or earlier
+    this.#pay(dropped); // a dispose error, of the copies dropped here or earlier
   }
 }

@@ -520,3 +520,29 @@ test("at maxmemory with noeviction, reads still work (Redis refuses a MULTI ther
     await plain.configSet({ maxmemory: "0" });
   }
 });
+
+test("a call's own dispose error is that call's: not a concurrent call's, and not lost to another's", async () => {
+  const n = await near({
+    dispose: (v, k, reason) => {
+      if (reason === "deleted") throw new Error(`dispose ${k}`);
+    },
+  });
+  await n.set("own:a", 1);
+  await n.set("own:b", 2);
+  await n.set("own:c", 3);
+  // set(a) drops a's copy (its dispose throws) and waits for Redis; a get of
+  // another key answered meanwhile from its copy is not that set's caller.
+  const pa = n.set("own:a", 10).then(() => "resolved", (e) => e.message);
+  const pb = n.get("own:b").then((v) => v, (e) => e.message);
+  assert.equal(await pb, 2);
+  assert.equal(await pa, "dispose own:a");
+  // Two concurrent sets, each with its own dispose error: each gets its own.
+  const both = await Promise.allSettled([n.set("own:a", 11), n.set("own:c", 12)]);
+  assert.deepEqual(
+    both.map((r) => r.reason?.message),
+    ["dispose own:a", "dispose own:c"],
+  );
+  assert.equal(await n.get("zz:none"), undefined, "nothing left held");
+  assert.equal(await plain.get("own:a"), "11");
+  assert.equal(await plain.get("own:c"), "12");
+});
