@@ -384,8 +384,20 @@ export class TtlCache {
   }
 
   /** Pays the reclaim #time found due: writes call it once their arguments are checked. */
-  #payOwed() {
-    if (this.#payDue) this.#catchUp(true);
+  #payOwed(key, kind) {
+    if (this.#payDue && !this.#holds(key, kind)) this.#catchUp(true);
+  }
+
+  /**
+   * Whether `key`'s slot holds a `kind` (SLOT_*) of entry, live or not. A
+   * call that may throw WRONGTYPE for it pays nothing (#time, #payOwed):
+   * one that throws changes nothing (a review: a `set` on a hash key
+   * reclaimed 512 expired entries, then threw). The next call pays.
+   */
+  #holds(key, kind) {
+    syncViews();
+    const s = this.#keyMap.get(key);
+    return s >= 0 && U8[this.#freqAt + s] >> SLOT_KIND_SHIFT === kind;
   }
 
   /** Starts stamping write times (the first fetch that may refresh). */
@@ -659,7 +671,7 @@ export class TtlCache {
     // key of the wrong type finds nothing and is rejected by #setSlow. The
     // clock is read first (see #time), and what writes owe paid if this
     // write's arguments need no more checks.
-    if (this.#seenEpoch !== epoch && this.#time(opts === undefined && value !== undefined && typeof key === "string")) {
+    if (this.#seenEpoch !== epoch && this.#time(opts === undefined && value !== undefined && typeof key === "string" && !this.#holds(key, SLOT_HASH))) {
       return this.#setSlow(key, value, opts); // it lands, then throws (#owing)
     }
     const s = this.#keyMap.get(key);
@@ -832,7 +844,7 @@ export class TtlCache {
       const ttl = wTtl;
       const idle = wIdle;
       const at = wAt;
-      this.#payOwed(); // the arguments checked, before any lookup
+      this.#payOwed(key, SLOT_HASH); // the arguments checked, before the lookup
       let w = 0;
       if (this.#sizeOf !== undefined) {
         this.#plainSlot(key); // WRONGTYPE before sizeOf sees the value
@@ -960,7 +972,7 @@ export class TtlCache {
 
   /** The live value at `key`, restarting its idle window; or `undefined`. */
   get(key) {
-    if (this.#seenEpoch !== epoch && this.#time(typeof key === "string")) this.#owing();
+    if (this.#seenEpoch !== epoch && this.#time(typeof key === "string" && !this.#holds(key, SLOT_HASH))) this.#owing();
     const s = this.#keyMap.get(key);
     if (s !== undefined && s >= 0) {
       const t = this.#clocksAt + s * TIMES_STRIDE;
@@ -1097,7 +1109,7 @@ export class TtlCache {
       (c) => c.#hits++,
       (c) => c.#misses++,
       (c) => [c.#hits, c.#misses, c.#updated],
-      (c) => c.#payOwed(),
+      (c, k, kind) => c.#payOwed(k, kind),
       (c) => c.#owing(),
     ];
   }

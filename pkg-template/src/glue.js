@@ -32,7 +32,7 @@ function error() {
   return e[ERROR_CLASS] === ERROR_OOM ? oom(text) : new CLASSES[e[ERROR_CLASS]](text);
 }
 /** Out of memory, on argument `arg`. */
-export const oom = (arg) => new RangeError(arg + ": out of memory: wasm memory cannot grow enough");
+export const oom = (arg) => new RangeError(arg + ": out of memory: wasm memory is full");
 const check = (r) => {
   if (r === CALL_FAILED) throw error();
   return r;

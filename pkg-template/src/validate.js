@@ -45,11 +45,11 @@ export function checkNumber(arg, v) {
 }
 
 export function checkValue(v) {
-  if (v === undefined) throw new TypeError("value: must not be undefined (use delete() to remove a key)");
+  if (v === undefined) throw new TypeError("value: must not be undefined (use delete())");
 }
 
 export function wrongType(held, wanted) {
-  return new TypeError(`WRONGTYPE: key holds a ${held}, but this operation needs a ${wanted}`);
+  return new TypeError(`WRONGTYPE: key holds a ${held}, not a ${wanted}`);
 }
 
 const dateTime = Date.prototype.getTime;

@@ -391,6 +391,38 @@ test("overwrites in one long run reclaim as they go, as inserts do", async () =>
   assert.ok(m.size < 1000, `manual clock: size ${m.size} after 20,000 overwrites with one live key`);
 });
 
+test("a call that throws WRONGTYPE pays no reclaim: nothing removed, no dispose (overwrites owed, or a moved clock)", async () => {
+  const seen = [];
+  const clk = fakeClock(0);
+  for (const manual of [true, false]) {
+    const opts = { ttl: 1000, dispose: (v, k, reason) => seen.push(reason) };
+    const c = manual ? new TtlCache({ now: 0, ...opts }) : new TtlCache({ clock: clk.read, ...opts });
+    for (let i = 0; i < 5_000; i++) c.set(`dead${i}`, i, { ttl: 10 });
+    c.hset("h", "f", 1);
+    c.set("hot", 0);
+    if (manual) {
+      c.tick(20); // sweeps its budget of the 5,000
+      for (let i = 0; i < 256; i++) c.set("hot", i); // owes a reclaim (every 256), paid by the next call
+    } else {
+      clk.t = 20;
+      await null; // the clock moved: the writes before owe theirs
+    }
+    const size = c.size;
+    seen.length = 0;
+    assert.throws(() => c.set("h", 1), /WRONGTYPE/);
+    assert.throws(() => c.get("h"), /WRONGTYPE/);
+    assert.throws(() => c.set("h", 1, { ttl: 5 }), /WRONGTYPE/);
+    // (Not yet with a followed clock: an hset on a plain key looks into the
+    // engine, which links the inserts queued on this side and reclaims the
+    // two each owes before the WRONGTYPE.)
+    if (manual) assert.throws(() => c.hset("hot", "f", 1), /WRONGTYPE/);
+    assert.equal(c.size, size, `${manual ? "manual" : "followed"}: a throwing call removed entries`);
+    assert.deepEqual(seen, [], "no dispose");
+    c.set("hot", 1); // a valid write pays
+    assert.ok(c.size < size, `${manual ? "manual" : "followed"}: the next valid write paid (${c.size} < ${size})`);
+  }
+});
+
 test("a clock that cannot be read yet at construction is read by the first call, which throws if it still fails", async () => {
   let t; // a fake clock set up after the cache (a test's beforeEach)
   const c = new TtlCache({ clock: () => t, ttl: 100 });
