@@ -293,10 +293,11 @@ export class TtlCache {
    * into this cache. A moved clock also makes the writes made since owe
    * their reclaim (which removes expired entries and may call `dispose`),
    * paid only by a call that may change the cache, and only once its
-   * arguments are valid (`pay`): a read that does not touch, or a call
-   * that throws for a bad argument, changes nothing (probes found both
-   * removing entries). Until a call pays, every call of the run comes back
-   * here (`#seenEpoch` left stale), the clock not read again.
+   * arguments are valid (`pay`: its key, else false): a read that does not
+   * touch, or a call that throws for a bad argument or WRONGTYPE, changes
+   * nothing (probes found all three removing entries). Until a call pays,
+   * every call of the run comes back here (`#seenEpoch` left stale), the
+   * clock not read again.
    */
   #time(pay) {
     // Before the clock: user code does not run for a freed cache.
@@ -324,7 +325,9 @@ export class TtlCache {
       if (this.#narrow && (x >>> 0 !== x || x > TIMES_MAX)) this.#catchUp(pay && this.#payDue);
     }
     if (this.#payDue) {
-      if (pay) this.#catchUp(true);
+      // `pay`: the key of a plain write or read, not paying if a hash there
+      // makes it throw WRONGTYPE (see #holds); the next call pays.
+      if (typeof pay === "string" && !this.#holds(pay, SLOT_HASH)) this.#catchUp(true);
       else this.#seenEpoch = 0;
     }
     return this.#debt !== undefined;
@@ -671,7 +674,7 @@ export class TtlCache {
     // key of the wrong type finds nothing and is rejected by #setSlow. The
     // clock is read first (see #time), and what writes owe paid if this
     // write's arguments need no more checks.
-    if (this.#seenEpoch !== epoch && this.#time(opts === undefined && value !== undefined && typeof key === "string" && !this.#holds(key, SLOT_HASH))) {
+    if (this.#seenEpoch !== epoch && this.#time(opts === undefined && value !== undefined && typeof key === "string" && key)) {
       return this.#setSlow(key, value, opts); // it lands, then throws (#owing)
     }
     const s = this.#keyMap.get(key);
@@ -972,7 +975,7 @@ export class TtlCache {
 
   /** The live value at `key`, restarting its idle window; or `undefined`. */
   get(key) {
-    if (this.#seenEpoch !== epoch && this.#time(typeof key === "string" && !this.#holds(key, SLOT_HASH))) this.#owing();
+    if (this.#seenEpoch !== epoch && this.#time(typeof key === "string" && key)) this.#owing();
     const s = this.#keyMap.get(key);
     if (s !== undefined && s >= 0) {
       const t = this.#clocksAt + s * TIMES_STRIDE;

@@ -60,7 +60,7 @@ export function restoreCache(Cache, bytes, opts) {
     for (let i = 0, s = 0; i < slots.length; i += 5, s++) {
       if (slots[i] === ENTRY_HASH) hash = s;
       if (raw.restore(slots[i], hash, slots[i + 1], slots[i + 2], slots[i + 3], slots[i + 4]) !== s) {
-        throw invalid("internal: restored slots out of order");
+        throw invalid("internal: slot order");
       }
     }
     // The bound last: the columns grew with the entries, not to it.
