@@ -786,6 +786,14 @@ export class DurableCache {
     return this.#cache.stats();
   }
   /**
+   * The cache's `snapshot()` (restore it with `TtlCache.restore`). It
+   * removes the expired entries it passed once its bytes are taken: their
+   * rows go too, as any removal's (guarded, and the alarm re-armed).
+   */
+  snapshot() {
+    return this.#walk(() => this.#cache.snapshot());
+  }
+  /**
    * The cache's `fetch`: a live entry (its read persisted as `get`'s), else
    * one load shared by every fetch of the key while it runs, whose result is
    * stored and persisted as `set` would (see Held). Options as TtlCache's.

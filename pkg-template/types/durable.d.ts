@@ -68,6 +68,8 @@ export declare class DurableCache<V = unknown> implements Iterable<[string, Entr
   [Symbol.iterator](): IterableIterator<[string, Entry<V>]>;
   forEach(fn: (value: Entry<V>, key: string, cache: TtlCache<V>) => void, thisArg?: unknown): void;
   stats(): TtlCacheStats;
+  /** `TtlCache.snapshot()`: the expired entries it passes leave storage too. */
+  snapshot(): Uint8Array;
   /**
    * `TtlCache.fetch`, persisted: a hit's read as `get`'s, a load's result
    * (a refresh's included) as `set`'s row.

@@ -385,6 +385,13 @@ test("the default codec keeps every value a snapshot carries across a restart an
   assert.equal(woke.rows.date, "blob");
 });
 
+test("snapshot() is TtlCache's, and the expired entries it passes leave storage", async () => {
+  const r = await call("/snapshot", { name: "snap", cfg: { ttl: 3_600_000 } });
+  assert.deepEqual(r.keys, ["snap:live"]);
+  assert.deepEqual(r.value, { v: 1 });
+  assert.deepEqual(r.rows, ["snap:live"]);
+});
+
 test("a key read since its write keeps its eviction credit across a restart", async () => {
   // maxEntries 3: a, b, c written, a read. After a wake, d evicts b (never
   // read since written), not a (its read was forgotten: a went first).

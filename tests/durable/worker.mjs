@@ -5,6 +5,7 @@
 // update or delete rows) to show that a write's cost does not grow with the cache.
 import { DurableObject } from "cloudflare:workers";
 import { DurableCache } from "lapse/durable";
+import { TtlCache } from "lapse";
 
 function json(body, status = 200) {
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
@@ -256,6 +257,16 @@ export class SharedCache extends DurableObject {
           const rows = {};
           for (const r of this.ctx.storage.sql.exec("SELECT key, typeof(value) AS t FROM _lapse_entries WHERE key LIKE 'v:%'").toArray()) rows[r.key.slice(2)] = r.t === "text" ? "string" : r.t;
           return json({ errors, checks, rows, keys: [...c.keys()].filter((k) => k.startsWith("v:")) });
+        }
+        case "/snapshot": {
+          // Two entries, one already expired: the snapshot holds the live one,
+          // and the dead one's row leaves storage with it.
+          c.set("snap:live", { v: 1 });
+          c.set("snap:dead", 2, { ttl: 1 });
+          await new Promise((r) => setTimeout(r, 20));
+          const back = TtlCache.restore(c.snapshot());
+          const rows = this.ctx.storage.sql.exec("SELECT key FROM _lapse_entries WHERE key LIKE 'snap:%' ORDER BY key").toArray();
+          return json({ keys: [...back.keys()].filter((k) => k.startsWith("snap:")), value: back.get("snap:live"), rows: rows.map((r) => r.key) });
         }
         case "/rows": {
           const rows = this.ctx.storage.sql.exec("SELECT key, kind, field, abs, last, idle FROM _lapse_entries ORDER BY key, field").toArray();
