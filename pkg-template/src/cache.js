@@ -322,7 +322,7 @@ export class TtlCache {
       // Narrow clocks that cannot hold the time (this side stores `now` in
       // them with no call) are widened at once, paying or not.
       const x = this.#now - this.#base; // (as in #overwrite)
-      if (this.#narrow && (x >>> 0 !== x || x > TIMES_MAX)) this.#catchUp(pay && this.#payDue);
+      if (this.#narrow && (x >>> 0 !== x || x > TIMES_MAX)) this.#catchUp(false); // (paid below, if due)
     }
     if (this.#payDue) {
       // `pay`: the key of a plain write or read, not paying if a hash there
