@@ -51,6 +51,14 @@ import {
 // Counts #drain's look-ahead loads, only so that the compiler keeps them
 // (nothing reads it: a callback that runs another cache's drain is harmless).
 let warmed = 0;
+// A small cache kept for the life of the module, made by the first
+// constructor: V8 holds the hidden classes of this class and of its engine
+// only weakly, so when the last cache is collected they go, and with them
+// every optimized function that checks them (--trace-deopt: "weak objects").
+// A program that drops its cache and makes another then ran the new one's
+// first calls unoptimized: the first dozen ticks of a 1M-entry cache took
+// 1.0-1.5 ms instead of 0.4 (session 9, bench (e)).
+let shapes;
 const FREQ_MAX = FREQ_MAX_,
   LOG_ENTER_GRACE = LOG_ENTER_GRACE_,
   LOG_FLAGS = LOG_FLAGS_,
@@ -90,7 +98,7 @@ export let syncClock, alive, toEngine, drain, flush, written, place, index, meas
 // it, so both go together (tests/js/exhaustion.test.mjs checks it).
 
 function freed() {
-  return new Error("TtlCache: this cache was freed (free() or [Symbol.dispose])");
+  return new Error("TtlCache: this cache was freed");
 }
 
 /** Grows `a` in place to `cap`, padding with `undefined` (no holes). */
@@ -223,6 +231,7 @@ export class TtlCache {
     }
     this.#drain(); // where the columns are (a restored engine's clocks are wide)
     if (refresh !== undefined) this.#trackBirths();
+    if (shapes === undefined) shapes = (shapes = null, new TtlCache());
   }
 
   // ---- plumbing -----------------------------------------------------------
