@@ -354,13 +354,49 @@ export class DurableCache {
    * the write itself are in storage by then (the cache's own state is
    * complete before its dispose calls run; storage must be too).
    */
-  #guard(fn) {
+  #guard(fn, undo) {
     // Re-entrant: a callback (dispose, forEach's) may call back in; the
     // outermost call throws.
     if (this.#depth++ === 0) this.#disposeError = undefined;
     let r;
     try {
-      r = fn();
+      if (this.#depth > 1) r = fn();
+      else {
+        // The outermost call's statements in one transaction: one that
+        // fails (a full database) takes back those before it. Storage half
+        // written woke broken: an overwrite of a value in chunks that
+        // failed after its old chunks went and one new one came read back
+        // as a truncated value, which the codec refused, and the object
+        // could not start (session 9).
+        const storage = this.#ctx.storage;
+        // (A stand-in `ctx` without it runs the statements one by one.)
+        const atomically = typeof storage.transactionSync === "function" ? (f) => storage.transactionSync(f) : (f) => f();
+        try {
+          r = atomically(fn);
+        } catch (error) {
+          // What this side keeps of storage went back with it.
+          this.#chunked.clear();
+          for (const c of this.#sql.exec(`SELECT DISTINCT key, kind, field FROM ${CHUNKS}`)) {
+            this.#markChunked(unname(c.key), c.kind, unname(c.field));
+          }
+          this.#armedAt = NaN;
+          // A value storage refused leaves the cache too (`undo`), not to
+          // be read until a restart brings back what storage holds.
+          if (undo !== undefined) {
+            const first = this.#disposeError; // (the undo's dispose errors come after this error)
+            try {
+              atomically(() => {
+                undo();
+                this.#arm();
+              });
+            } catch {
+              // (the value has left the cache; its old row may stay)
+            }
+            this.#disposeError = first;
+          }
+          throw error;
+        }
+      }
     } finally {
       if (--this.#depth === 0) {
         const e = this.#disposeError;
@@ -556,13 +592,18 @@ export class DurableCache {
     const enc = value === undefined ? undefined : this.#encode(value); // (undefined: the cache's TypeError)
     const fresh = !this.#cache.has(key);
     this.#fieldGone.clear();
-    return this.#guard(() => {
-      this.#cache.write(key, value, o);
-      this.#replacedHash(key, fresh);
-      if (this.#cache.has(key)) this.#row(PLAIN, key, "", enc, o);
-      this.#arm();
-      return this;
-    });
+    let wrote = false;
+    return this.#guard(
+      () => {
+        this.#cache.write(key, value, o);
+        wrote = true;
+        this.#replacedHash(key, fresh);
+        if (this.#cache.has(key)) this.#row(PLAIN, key, "", enc, o);
+        this.#arm();
+        return this;
+      },
+      () => wrote && this.#cache.delete(key),
+    );
   }
 
   hset(key, field, value, opts) {
@@ -572,13 +613,18 @@ export class DurableCache {
     const enc = value === undefined ? undefined : this.#encode(value);
     const fresh = !this.#cache.has(key);
     this.#fieldGone.clear();
-    return this.#guard(() => {
-      const created = this.#cache.hwrite(key, field, value, o);
-      this.#replacedHash(key, fresh);
-      if (this.#cache.hhas(key, field)) this.#row(FIELD, key, field, enc, o);
-      this.#arm();
-      return created;
-    });
+    let wrote = false;
+    return this.#guard(
+      () => {
+        const created = this.#cache.hwrite(key, field, value, o);
+        wrote = true;
+        this.#replacedHash(key, fresh);
+        if (this.#cache.hhas(key, field)) this.#row(FIELD, key, field, enc, o);
+        this.#arm();
+        return created;
+      },
+      () => wrote && this.#cache.hdel(key, field),
+    );
   }
 
   get(key) {

@@ -334,6 +334,40 @@ test("no cliff at a row's size limit: a 9 MB value and a 1.5 MB field survive a 
   assert.equal(s.field, 4);
 });
 
+test("a write storage refuses part-way is taken back whole: its value is not read, and the old one wakes whole if it stays", async () => {
+  const name = "torn";
+  const n = 3_000_000;
+  const w = await call("/big", { name, cfg: {}, key: "k", n });
+  assert.equal(w.length, n + 4);
+  assert.ok(w.chunks >= 6, `${w.chunks} chunk rows`);
+  // An overwrite in chunks: its old chunks are deleted (write 1), then its
+  // new ones go in; the second of them (write 3) fails, as a full database does.
+  // The value storage refused is not read either: the key leaves the cache
+  // and storage (a cache may miss; it must not serve a write that failed).
+  await assert.rejects(call("/big", { name, key: "k", n: n - 1000, failAt: 3 }), /SQLITE_FULL/);
+  const mid = await call("/big", { name, key: "k" });
+  assert.equal(mid.length, null, "the refused value is not read");
+  assert.equal(mid.chunks, 0, "no chunk of either value left");
+  await stop();
+  await start();
+  assert.equal((await call("/big", { name, key: "k" })).length, null, "it stays gone after a restart");
+  // Had the key's removal failed too, the old value would wake whole: the
+  // overwrite's statements were taken back together.
+  const v = await call("/big", { name: "torn2", cfg: {}, key: "k", n });
+  await assert.rejects(call("/big", { name: "torn2", key: "k", n: n - 1000, failAt: 3, failFrom: 1 }), /SQLITE_FULL/);
+  assert.equal((await call("/big", { name: "torn2", key: "k" })).chunks, v.chunks, "the old value's chunks, and only them");
+  await stop();
+  await start();
+  const r = await call("/big", { name: "torn2", key: "k" });
+  assert.equal(r.length, n + 4, "the old value wakes whole");
+  assert.equal(r.intact, true);
+  // A hash field storage refused leaves its hash; the hash's other fields stay.
+  await call("/hset", { name: "torn2", key: "h", field: "a", value: 1 });
+  await assert.rejects(call("/hset", { name: "torn2", key: "h", field: "b", value: 2, failAt: 1 }), /SQLITE_FULL/);
+  assert.deepEqual((await call("/hget", { name: "torn2", key: "h", field: "b" })).found, false);
+  assert.deepEqual((await call("/hget", { name: "torn2", key: "h", field: "a" })).value, 1);
+});
+
 test("a dead hash's deadline row goes with it: a new hash or value under its key survives a restart", async () => {
   // noAlarm: nothing sweeps, so the writes find the hashes dead, unswept.
   const name = "hashkey";

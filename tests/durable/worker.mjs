@@ -11,12 +11,19 @@ function json(body, status = 200) {
   return new Response(JSON.stringify(body), { status, headers: { "content-type": "application/json" } });
 }
 
-/** `ctx` with its SQL API wrapped to count write statements. */
+/**
+ * `ctx` with its SQL API wrapped to count write statements; the write
+ * statement numbered `counter.failAt` throws instead, as a full database
+ * does (SQLITE_FULL at the object's storage limit), and with
+ * `counter.failFrom` every one after it too.
+ */
 function counting(ctx, counter) {
   const sql = ctx.storage.sql;
   const countingSql = {
     exec(query, ...args) {
-      if (/^\s*(INSERT|UPDATE|DELETE)/i.test(query)) counter.writes++;
+      if (/^\s*(INSERT|UPDATE|DELETE)/i.test(query) && (++counter.writes === counter.failAt || (counter.failFrom && counter.writes > counter.failAt))) {
+        throw new Error("SQLITE_FULL: database or disk is full (simulated)");
+      }
       return sql.exec(query, ...args);
     },
   };
@@ -82,6 +89,10 @@ export class SharedCache extends DurableObject {
     const c = this.cache;
     const key = q("key") ?? "";
     const before = this.counter.writes;
+    // ?failAt=n: the request's n-th write statement fails.
+    // (&failFrom=1: and every one after it.)
+    if (q("failAt")) this.counter.failAt = before + Number(q("failAt"));
+    this.counter.failFrom = q("failFrom") === "1";
     try {
       switch (url.pathname) {
         case "/set": {
@@ -288,6 +299,9 @@ export class SharedCache extends DurableObject {
       }
     } catch (e) {
       return json({ error: String(e?.message ?? e), name: e?.name }, 500);
+    } finally {
+      this.counter.failAt = 0;
+      this.counter.failFrom = false;
     }
   }
 }
