@@ -336,7 +336,7 @@ export class TtlCache {
     if (this.#payDue) {
       // `pay`: the key of a plain write or read, not paying if a hash there
       // makes it throw WRONGTYPE (see #holds); the next call pays.
-      if (typeof pay === "string" && !this.#holds(pay, SLOT_HASH)) this.#catchUp(true);
+      if (typeof pay === "string" && !this.#holds(pay, true)) this.#catchUp(true);
       else this.#seenEpoch = 0;
     }
     return this.#debt !== undefined;
@@ -396,20 +396,23 @@ export class TtlCache {
   }
 
   /** Pays the reclaim #time found due: writes call it once their arguments are checked. */
-  #payOwed(key, kind) {
-    if (this.#payDue && !this.#holds(key, kind)) this.#catchUp(true);
+  #payOwed(key, hash) {
+    if (this.#payDue && !this.#holds(key, hash)) this.#catchUp(true);
   }
 
   /**
-   * Whether `key`'s slot holds a `kind` (SLOT_*) of entry, live or not. A
+   * Whether `key`'s slot holds a hash (`hash`), else a plain value, live or not. A
    * call that may throw WRONGTYPE for it pays nothing (#time, #payOwed):
    * one that throws changes nothing (a review: a `set` on a hash key
    * reclaimed 512 expired entries, then threw). The next call pays.
    */
-  #holds(key, kind) {
+  #holds(key, hash) {
     syncViews();
     const s = this.#keyMap.get(key);
-    return s >= 0 && U8[this.#freqAt + s] >> SLOT_KIND_SHIFT === kind;
+    // Not a hash is a plain value: an insert queued on this side (its byte
+    // still SLOT_RESERVED) or one with a grace of its own (SLOT_OWN_GRACE)
+    // is one too (an hset on such a key paid, then threw).
+    return s >= 0 && (U8[this.#freqAt + s] >> SLOT_KIND_SHIFT === SLOT_HASH) === hash;
   }
 
   /** Starts stamping write times (the first fetch that may refresh). */
@@ -856,7 +859,7 @@ export class TtlCache {
       const ttl = wTtl;
       const idle = wIdle;
       const at = wAt;
-      this.#payOwed(key, SLOT_HASH); // the arguments checked, before the lookup
+      this.#payOwed(key, true); // the arguments checked, before the lookup
       let w = 0;
       if (this.#sizeOf !== undefined) {
         this.#plainSlot(key); // WRONGTYPE before sizeOf sees the value
@@ -1121,7 +1124,7 @@ export class TtlCache {
       (c) => c.#hits++,
       (c) => c.#misses++,
       (c) => [c.#hits, c.#misses, c.#updated],
-      (c, k, kind) => c.#payOwed(k, kind),
+      (c, k, hash) => c.#payOwed(k, hash),
       (c) => c.#owing(),
     ];
   }

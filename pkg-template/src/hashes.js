@@ -3,7 +3,7 @@
 // methods, kept here as functions of the cache (`c`, or `this` in the methods)
 // that reach its private state through the accessors cache.js exports.
 
-import { COND_PERSIST, NIL, REASON_DELETED, SLOT_PLAIN, ST_HASH, WRITE_TO_MAIN } from "./protocol.js";
+import { COND_PERSIST, NIL, REASON_DELETED, ST_HASH, WRITE_TO_MAIN } from "./protocol.js";
 import {
   alive,
   deadline,
@@ -143,7 +143,7 @@ export const hashMethods = {
     const ttl = wTtl;
     const idle = wIdle;
     const at = wAt;
-    payOwed(this, key, SLOT_PLAIN); // the arguments checked, before the lookup (see #time)
+    payOwed(this, key, false); // the arguments checked, before the lookup (see #time)
     try {
       let w = 0;
       if (sizeOf(this) !== undefined) {

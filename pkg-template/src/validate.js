@@ -45,7 +45,7 @@ export function checkNumber(arg, v) {
 }
 
 export function checkValue(v) {
-  if (v === undefined) throw new TypeError("value: must not be undefined (use delete())");
+  if (v === undefined) throw new TypeError("value: must not be undefined");
 }
 
 export function wrongType(held, wanted) {

@@ -412,15 +412,30 @@ test("a call that throws WRONGTYPE pays no reclaim: nothing removed, no dispose 
     assert.throws(() => c.set("h", 1), /WRONGTYPE/);
     assert.throws(() => c.get("h"), /WRONGTYPE/);
     assert.throws(() => c.set("h", 1, { ttl: 5 }), /WRONGTYPE/);
-    // (Not yet with a followed clock: an hset on a plain key looks into the
-    // engine, which links the inserts queued on this side and reclaims the
-    // two each owes before the WRONGTYPE.)
-    if (manual) assert.throws(() => c.hset("hot", "f", 1), /WRONGTYPE/);
+    // "hot" was an insert queued on this side, not yet linked by the engine.
+    assert.throws(() => c.hset("hot", "f", 1), /WRONGTYPE/);
     assert.equal(c.size, size, `${manual ? "manual" : "followed"}: a throwing call removed entries`);
     assert.deepEqual(seen, [], "no dispose");
     c.set("hot", 1); // a valid write pays
     assert.ok(c.size < size, `${manual ? "manual" : "followed"}: the next valid write paid (${c.size} < ${size})`);
   }
+});
+
+test("an hset that throws WRONGTYPE on a value with a grace of its own pays no reclaim", async () => {
+  const clk = fakeClock(0);
+  const seen = [];
+  const c = new TtlCache({ clock: clk.read, ttl: 100_000, dispose: (v, k, reason) => seen.push(reason) });
+  await c.fetch("g", async () => 1, { grace: 50_000 }); // its slot byte carries SLOT_OWN_GRACE
+  for (let i = 0; i < 5_000; i++) c.set(`dead${i}`, i, { ttl: 10 });
+  c.tick();
+  clk.t = 20;
+  await null; // the clock moved: the writes before owe their reclaim
+  const size = c.size;
+  assert.throws(() => c.hset("g", "f", 1), /WRONGTYPE/);
+  assert.equal(c.size, size, "nothing removed");
+  assert.deepEqual(seen, [], "no dispose");
+  c.set("x", 1); // a valid write pays
+  assert.ok(c.size < size);
 });
 
 test("a clock that cannot be read yet at construction is read by the first call, which throws if it still fails", async () => {
