@@ -218,6 +218,8 @@ export class DurableCache {
   #disposeError;
   /** Calls in progress (#guard). */
   #depth = 0;
+  /** Runs a function in one storage transaction (#guard). */
+  #atomically;
   /** key -> Set of `${kind}:${field}` whose values are in the chunk table. */
   #chunked = new Map();
   /** Keys whose hash fields removals took in this write (for set/hset: a dead hash replaced). */
@@ -247,6 +249,9 @@ export class DurableCache {
     const userDispose = local.dispose;
     this.#ctx = ctx;
     this.#sql = ctx.storage.sql;
+    const storage = ctx.storage;
+    // (A stand-in `ctx` without transactionSync runs the statements one by one.)
+    this.#atomically = typeof storage.transactionSync === "function" ? (f) => storage.transactionSync(f) : (f) => f();
     this.#codec = codec;
     this.#sql.exec(
       `CREATE TABLE IF NOT EXISTS ${TABLE} (key TEXT NOT NULL, kind INTEGER NOT NULL, field TEXT NOT NULL, value TEXT, abs REAL, last REAL NOT NULL, idle REAL, PRIMARY KEY (key, kind, field))`,
@@ -368,9 +373,7 @@ export class DurableCache {
         // failed after its old chunks went and one new one came read back
         // as a truncated value, which the codec refused, and the object
         // could not start (session 9).
-        const storage = this.#ctx.storage;
-        // (A stand-in `ctx` without it runs the statements one by one.)
-        const atomically = typeof storage.transactionSync === "function" ? (f) => storage.transactionSync(f) : (f) => f();
+        const atomically = this.#atomically;
         try {
           r = atomically(fn);
         } catch (error) {
