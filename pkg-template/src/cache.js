@@ -209,10 +209,7 @@ export class TtlCache {
     }
     this.#clock = clock;
     this.#engine = adopted ?? new RawEngine(now, ttl, idle, maxEntries, maxBytes, sweepBudget);
-    // After each call (the glue asks): its log replayed, and whether it
-    // stopped early (its log full), to be made again; the `dispose` calls
-    // wait for the last chunk's #drain (no user code runs in between).
-    this.#engine.more = () => ((this.#held = this.#drain()), U32[this.#statusAt + ST_MORE]);
+    this.#engine.owner = this; // for its `more()` (the static block)
     syncViews();
     this.#statusAt = this.#engine.statusPtr() >>> 2;
     this.#clockAt = U32[this.#statusAt + ST_NOW] >>> 3;
@@ -1084,6 +1081,18 @@ export class TtlCache {
   // in scope, into module bindings (which a minifier shortens, unlike
   // properties). V8 inlines them as it does the private accesses they wrap.
   static {
+    // After each engine call (the glue asks): its log replayed, and whether
+    // it stopped early (its log full), to be made again; the `dispose` calls
+    // wait for the last chunk's #drain (no user code runs in between). One
+    // function for every engine, not a closure per cache: optimized code
+    // that inlined a cache's closure was thrown away when that cache was
+    // collected (the glue's `again`, once per dropped cache in bench (j):
+    // --trace-deopt "weak objects").
+    RawEngine.prototype.more = function () {
+      const c = this.owner;
+      c.#held = c.#drain();
+      return U32[c.#statusAt + ST_MORE];
+    };
     [syncClock, alive, toEngine, drain, flush, written, place, index, measure, live, read, slot, liveSlot,
       expireNow, deadline, idleOf, trackBirths, keyMap, keyList, valList, sizeOf, engine, statusAt,
       clockOf, now, setNow, clock, opts, born, bornFrom, runningLoads, running, loads, hit, miss, counters, payOwed, owing] = [

@@ -58,8 +58,9 @@ const finalizer =
 /**
  * The engine as JS sees it: slot numbers in, slot numbers out (see src/binding.rs).
  * A call that stops early (its log is full: `ST_MORE`) is made again until it
- * is done, each time once `more()` has replayed the log (the cache sets it;
- * it returns whether the call stopped early).
+ * is done, each time once `more()` has replayed the log into `owner`, its
+ * TtlCache (cache.js defines both; `more` returns whether the call stopped
+ * early).
  */
 export class RawEngine {
   constructor(now, ttl, idle, maxEntries, maxBytes, budget) {

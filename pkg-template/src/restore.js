@@ -8,7 +8,7 @@ import { clockOption } from "./clock.js";
 import { decode, invalid } from "./decode.js";
 import { attachMemory, syncViews } from "./memory.js";
 import { ENTRY_HASH } from "./protocol.js";
-import { RESTORE_OPTIONS, checkOptions, describe, optionalFunction } from "./validate.js";
+import { RESTORE_OPTIONS, checkFinite, checkOptions, describe, optionalFunction } from "./validate.js";
 
 // The engine `TtlCache.restore` hands the constructor instead of a new one.
 let adopting = null;
@@ -40,9 +40,7 @@ export function restoreCache(Cache, bytes, opts) {
   // As the constructor's: a new engine checks its `now`, an adopted one
   // keeps the snapshot's unless `now` is later, and NaN or -Infinity were
   // ignored while +Infinity put every entry past its deadline.
-  if (optNow !== undefined && !Number.isFinite(optNow)) {
-    throw new RangeError(`now: must be a finite number of milliseconds, got ${optNow}`);
-  }
+  if (optNow !== undefined) checkFinite("now", optNow);
   // A plain Uint8Array copy (its internal slots, not getters a subclass may
   // have): the byte arrays restored are slices of it, not Buffers or views.
   let copy;

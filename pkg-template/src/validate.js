@@ -31,9 +31,8 @@ export function describe(v) {
   const t = typeof v;
   if (t === "string") return JSON.stringify(v.length > 40 ? v.slice(0, 40) + "…" : v);
   if (t === "object") return "an object";
-  if (t === "function") return "a function";
-  if (t === "symbol" || t === "bigint") return `a ${t}`;
-  return `${t} ${String(v)}`;
+  if (t === "number" || t === "boolean") return `${t} ${v}`;
+  return `a ${t}`; // a function, a symbol, a bigint
 }
 
 export function checkString(arg, v) {
@@ -42,6 +41,11 @@ export function checkString(arg, v) {
 
 export function checkNumber(arg, v) {
   if (typeof v !== "number") throw new TypeError(`${arg}: must be a number, got ${describe(v)}`);
+}
+
+/** Throws RangeError unless `t` is a finite number (of milliseconds). */
+export function checkFinite(arg, t) {
+  if (!Number.isFinite(t)) throw new RangeError(`${arg}: must be a finite number of milliseconds, got ${describe(t)}`);
 }
 
 export function checkValue(v) {
@@ -243,7 +247,7 @@ export function parseFetch(opts) {
     }
     if (expireAt !== undefined) {
       const t = toTime("expireAt", expireAt);
-      if (!Number.isFinite(t)) throw new RangeError(`expireAt: must be a finite number of milliseconds, got ${describe(t)}`);
+      checkFinite("expireAt", t);
       w.expireAt = t;
     }
     r.write = w;
