@@ -79,7 +79,8 @@ pub struct RawEngine {
     /// Slots JS has filled since the last call (`ST_QUEUED` of them), with
     /// `QUEUE_TO_MAIN` for "straight to the main queue".
     queue: Vec<u32>,
-    /// The slots the last `reserve` handed out (`ST_RESERVED`).
+    /// The slots the last `reserve` handed out (`ST_RESERVED`). Only
+    /// `reserve` changes it: JS reads it in place until its next `reserve`.
     reserved: Vec<u32>,
     error: Option<Error>,
     /// What `stats` fills, allocated up front so that `stats` never

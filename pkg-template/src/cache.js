@@ -147,7 +147,10 @@ export class TtlCache {
   #ttl; // default clocks, for writes done on this side
   #idle;
   #maxEntries;
-  #reservedSlots = []; // slots reserved in wasm for inserts done on this side
+  // Slots reserved in wasm for inserts done on this side: the engine's list
+  // (binding.rs ST_RESERVED), read in place, and how many at its end are left.
+  #reservedEnd = 0; // U32 index just past the list
+  #reservedLeft = 0;
   #insertQueueAt = 0; // U32 index of the engine's insert queue (binding.rs ST_QUEUE)
   #queuedInserts = 0; // inserts queued there since the last call
   #hits = 0;
@@ -268,7 +271,7 @@ export class TtlCache {
     this.#keyMap = new Map();
     this.#keyList = [];
     this.#valList = [];
-    this.#reservedSlots = [];
+    this.#reservedLeft = 0;
     this.#queuedInserts = 0;
     this.#ghosts = 0;
     this.#ghostFifo = [];
@@ -777,13 +780,13 @@ export class TtlCache {
     const now = this.#now;
     const abs = now + ttl;
     const lastIdle = now + idle;
-    const spare = this.#reservedSlots;
+    const left = this.#reservedLeft;
     const np = this.#queuedInserts;
     if (!((lastIdle < abs ? lastIdle : abs) > now) || typeof key !== "string") return false;
     // A finite ttl/idle that overflows the clock: the engine throws RangeError.
     if ((abs === Infinity && ttl !== Infinity) || (lastIdle === Infinity && idle !== Infinity)) return false;
     const i = this.#idlesAt;
-    if (spare.length === 0 || np >= QUEUE_CAP || this.#full()) return false;
+    if (left === 0 || np >= QUEUE_CAP || this.#full()) return false;
     const b = this.#base; // 0 while wide
     const n = this.#narrow;
     let x = abs - b;
@@ -794,9 +797,9 @@ export class TtlCache {
     }
     // The index first: a Map at its size limit (2^24 keys in V8) throws
     // here, before anything changed.
-    const r = spare[spare.length - 1];
+    const r = U32[this.#reservedEnd - left];
     this.#keyMap.set(key, r);
-    spare.pop();
+    this.#reservedLeft = left - 1;
     const t = this.#clocksAt + r * TIMES_STRIDE;
     const V = n ? U32 : F64;
     V[t] = x;
@@ -944,7 +947,7 @@ export class TtlCache {
       return true;
     }
     if (this.#full()) return false; // before a refill: a full cache reserves no more
-    if (this.#reservedSlots.length === 0) this.#refill();
+    if (this.#reservedLeft === 0) this.#refill();
     else if (this.#queuedInserts >= QUEUE_CAP) this.#payQueued();
     // A returning ghost leaves the index first: the key goes to the end, as
     // a new key does. It stays gone if #add fails: the engine's write, next,
@@ -962,8 +965,9 @@ export class TtlCache {
     const st = this.#statusAt;
     this.#insertQueueAt = U32[st + ST_QUEUE] >>> 2;
     const p = U32[st + ST_RESERVED] >>> 2;
-    const spare = this.#reservedSlots;
-    for (let i = p + U32[st + ST_RESERVED_LEN] - 1; i >= p; i--) spare.push(U32[i]);
+    const len = U32[st + ST_RESERVED_LEN];
+    this.#reservedEnd = p + len;
+    this.#reservedLeft = len;
     this.#payQueued();
   }
 
@@ -1037,7 +1041,7 @@ export class TtlCache {
   /** Removes everything; `dispose` sees reason `"cleared"`. */
   clear() {
     // The engine keeps our reserved slots reserved (it clears only what is
-    // live), so #reservedSlots stays valid.
+    // live), so the list stays valid.
     this.#toEngine().clear();
     const calls = this.#drain();
     this.#graced = 0;

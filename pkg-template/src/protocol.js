@@ -121,7 +121,9 @@
 //    `ST_RESERVED` (`ST_RESERVED_LEN` of them; 0 when memory ran out, and the
 //    host then writes through `write`). Their kind is `SLOT_RESERVED`: the
 //    engine never sweeps, evicts or hands them out again. The host owns them
-//    until it queues them; `reserve` also moves the queue (`ST_QUEUE`).
+//    until it queues them; `reserve` also moves the queue (`ST_QUEUE`). The
+//    list stays where it is, unchanged, until the next `reserve`: the host
+//    MAY read it in place until then (it does, rather than copy it).
 // 2. Filled by the host. The host MUST write the slot's clocks
 //    (at `ST_TIMES`, narrow or wide: `TIMES_ABS`, `TIMES_LAST` = now;
 //    its idle window at `ST_IDLES`, or, while that is 0, only the cache's
