@@ -235,12 +235,6 @@ export async function runSuite(libs, options = {}, log = () => {}) {
   }
 
   const kv = kvSubjects(libs);
-  // Every subject keeps one cache for the whole run. V8 holds a class's
-  // hidden classes weakly: when a round's last cache is collected, the code
-  // optimized against them is thrown away ("weak objects" in --trace-deopt)
-  // and the next round starts slower. lapse's module keeps an empty cache
-  // for this (cache.js); the others get one here, so that none pays it.
-  const kept = kv.map((s) => s.make(1 << 17, true));
 
   for (const n of o.sizes) {
     const rounds = o.rounds[n] ?? 3;
@@ -497,7 +491,6 @@ export async function runSuite(libs, options = {}, log = () => {}) {
     );
   }
 
-  kv.forEach((s, i) => s.done?.(kept[i]));
   return {
     config: { ...o, seed: SEED, zipfAlpha: ZIPF_ALPHA, gcExposed: gc !== null, seconds: (pnow() - started) / 1000 },
     rows,
