@@ -18,7 +18,8 @@
 // it no turn), so a round ends with `reps` dead engines in wasm memory.
 // --split also times every call into the engine inside the timed loop (each
 // method of the package's RawEngine wrapped, outermost calls only, with any
-// log replay they make): "engine" ns per insert, part of "wall".
+// log replay they make): "engine" ns per insert, part of "wall" (not in
+// `suite` mode, which times through runSuite).
 // "mem" is the wasm memory at the child's end.
 // The packages run in turn (the order rotates per process), so load drift
 // hits all alike. Reports, per package, the median over processes of each
@@ -148,5 +149,6 @@ function driver() {
   });
 }
 
+if (opt.split && opt.mode === "suite") throw new Error("--split: not with --mode suite (runSuite does its own timing)");
 if (opt.child) await child();
 else driver();
